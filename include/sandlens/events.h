@@ -1,0 +1,147 @@
+/* sandlens raw event ABI: the records BPF programs write into ring buffers
+ * and the keys/values of maps user space reads. Shared by bpf/*.bpf.c and
+ * src/**. Every record starts with struct sl_hdr; `type` selects the body.
+ *
+ * Conventions
+ *   - times: ns of CLOCK_MONOTONIC (bpf_ktime_get_ns); user space converts
+ *     to wall-clock with one offset taken at start (see src/common/clock.h).
+ *   - cgroup ids: kernfs node id of the cgroup directory == st_ino of the
+ *     directory in the cgroup mount (64-bit kernels). See
+ *     docs/ARCHITECTURE.md "Identity" for which hierarchy an id belongs to.
+ *   - pid/ppid are thread-group ids (what userland calls PID).
+ */
+#ifndef SANDLENS_EVENTS_H
+#define SANDLENS_EVENTS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define SL_COMM_LEN 16
+/* exec: bytes of the NUL-separated argument block copied from the new
+ * process' mm->arg_start..arg_end. Longer blocks are cut and the event sets
+ * args_truncated = 1. */
+#define SL_ARGV_BYTES 1024
+/* exec: bytes of bprm->filename kept (path as passed to execve). */
+#define SL_FILENAME_BYTES 256
+/* cgroup mkdir/rmdir: bytes of the cgroup path (relative to its mount). */
+#define SL_CGPATH_BYTES 512
+
+enum sl_event_type {
+	SL_EV_EXEC = 1,
+	SL_EV_EXIT = 2,
+	SL_EV_SIGNAL = 3,
+	SL_EV_OOM = 4,
+	SL_EV_CGROUP_MKDIR = 5,
+	SL_EV_CGROUP_RMDIR = 6,
+};
+
+/* Which hierarchy a cgroup id was read from. */
+enum sl_cg_hier {
+	SL_CG_V2 = 0, /* default (unified) hierarchy */
+	SL_CG_V1 = 1, /* the v1 hierarchy of the configured controller */
+};
+
+/* Identity of a task as the kernel saw it when the event fired.
+ * cgroup_id is the v2 (default hierarchy) cgroup id; cgroup_v1_id is the
+ * id of the task's cgroup in the v1 hierarchy chosen by the agent
+ * (attribution.v1_controller; 0 when there is none). User space picks one
+ * by the rule in docs/ARCHITECTURE.md ("Identity"). */
+struct sl_task_id {
+	__u32 pid;  /* tgid */
+	__u32 tid;
+	__u64 cgroup_id;
+	__u64 cgroup_v1_id;
+	char comm[SL_COMM_LEN];
+};
+
+struct sl_hdr {
+	__u32 type;    /* enum sl_event_type */
+	__u32 cpu;
+	__u64 ts_ns;   /* CLOCK_MONOTONIC ns */
+};
+
+struct sl_exec_event {
+	struct sl_hdr hdr;
+	struct sl_task_id task;
+	__u32 ppid;
+	__u32 args_truncated; /* 1 when argv was cut at SL_ARGV_BYTES */
+	/* exec events from the same (ppid, comm) key that were not delivered
+	 * since the previous delivered one: rate limited (token bucket) or lost
+	 * to a full ring buffer. */
+	__u64 truncated_count;
+	__u32 argv_len;       /* bytes valid in argv (incl. NULs) */
+	__u32 filename_len;
+	char filename[SL_FILENAME_BYTES];
+	char argv[SL_ARGV_BYTES];
+};
+
+struct sl_exit_event {
+	struct sl_hdr hdr;
+	struct sl_task_id task;
+	__u32 ppid;
+	__s32 exit_code;   /* (task->exit_code >> 8) & 0xff; valid when signal==0 */
+	__u32 signal;      /* terminating signal (task->exit_code & 0x7f), 0 if none */
+	__u32 core_dumped; /* task->exit_code & 0x80 */
+	__u64 lifetime_ns; /* exit time - group_leader->start_time */
+};
+
+struct sl_signal_event {
+	struct sl_hdr hdr;
+	struct sl_task_id sender; /* current at signal_generate */
+	struct sl_task_id target;
+	__u32 signal;
+	__s32 si_code;  /* siginfo si_code: <=0 user (kill/tgkill), >0 kernel */
+};
+
+enum sl_oom_constraint {
+	SL_OOM_GLOBAL = 0,
+	SL_OOM_MEMCG = 1,
+};
+
+struct sl_oom_event {
+	struct sl_hdr hdr;
+	struct sl_task_id actor;  /* current when oom:mark_victim fired */
+	struct sl_task_id victim; /* the task marked as OOM victim */
+	__u32 constraint;         /* enum sl_oom_constraint */
+	__u32 pad;
+	__u64 memcg_limit_bytes;  /* limit of the memcg that hit it (memcg only) */
+	__u64 memcg_usage_bytes;
+	__u64 victim_rss_bytes;   /* anon + file + shmem rss of the victim mm */
+};
+
+struct sl_cgroup_event {
+	struct sl_hdr hdr;
+	__u64 cgroup_id;
+	__u32 hierarchy_id; /* cgroup_root->hierarchy_id; the v2 root is 0 */
+	__u32 level;
+	char path[SL_CGPATH_BYTES];
+};
+
+/* Per-CPU counters in map `proc_stats` (BPF_MAP_TYPE_PERCPU_ARRAY). */
+enum sl_proc_stat {
+	SL_ST_EXEC_SEEN = 0,        /* sched_process_exec hits */
+	SL_ST_EXEC_RATE_LIMITED,    /* suppressed by the token bucket */
+	SL_ST_EXEC_RB_FAIL,         /* ring buffer reserve failed (exec) */
+	SL_ST_EXIT_RB_FAIL,
+	SL_ST_SIGNAL_RB_FAIL,
+	SL_ST_OOM_RB_FAIL,
+	SL_ST_CGROUP_RB_FAIL,
+	SL_ST_EXEC_KEY_TABLE_FULL,  /* no room for a new (ppid, comm) bucket */
+	SL_ST_MAX,
+};
+
+/* Token bucket state per (ppid, comm) in map `exec_buckets`. */
+struct sl_exec_key {
+	__u32 ppid;
+	__u32 pad;
+	char comm[SL_COMM_LEN];
+};
+
+struct sl_exec_bucket {
+	__u64 tokens_nano; /* tokens * 1e9 */
+	__u64 last_ns;     /* last refill, CLOCK_MONOTONIC */
+	__u64 pending;     /* suppressed since the last delivered event */
+};
+
+#endif

@@ -1,0 +1,60 @@
+/* sandlensd configuration (YAML). Every key, its default and its unit are
+ * documented in docs/CONFIG.md; sl_config_defaults() is the source of truth
+ * for the defaults and docs/CONFIG.md must match it. */
+#ifndef SANDLENS_AGENT_CONFIG_H
+#define SANDLENS_AGENT_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sl_config {
+	int log_level; /* enum sl_log_level; key log_level: error|warn|info|debug */
+	char cgroup_root[256];   /* key cgroup_root: where cgroup mounts are looked for (mountinfo prefix filter); default "/sys/fs/cgroup" */
+	char tracefs[256];       /* key tracefs: default "/sys/kernel/tracing" */
+	uint64_t tick_ms;        /* key tick_interval: periodic work, default 1000 ms */
+
+	struct {
+		char path[512];          /* store.path: default /var/lib/sandlens/events.db */
+		uint64_t max_age_s;      /* store.max_age: default 7d */
+		uint64_t max_rows;       /* store.max_rows: default 1000000 */
+		uint64_t queue_size;     /* store.queue_size: default 65536 */
+		uint64_t batch_max;      /* store.batch_max: default 2048 */
+	} store;
+
+	struct {
+		char listen[128];        /* api.listen: "127.0.0.1:9753"; "" = no TCP */
+		char unix_socket[256];   /* api.unix_socket: "" = none; created mode 0600 */
+		uint64_t threads;        /* api.threads: default 2 */
+	} api;
+
+	struct {
+		int enabled;             /* attribution.enabled: default true */
+		uint64_t cache_size;     /* attribution.cache_size: default 4096 */
+		uint64_t positive_ttl_s; /* attribution.positive_ttl: default 5m */
+		uint64_t negative_ttl_s; /* attribution.negative_ttl: default 30s */
+		char v1_controller[32];  /* attribution.v1_controller: default "memory" */
+	} attribution;
+
+	struct {
+		int enabled;             /* proc.enabled: default true */
+		uint64_t exec_rate;      /* proc.exec_rate: events/s per (ppid, comm), default 50 */
+		uint64_t exec_burst;     /* proc.exec_burst: bucket size, default 100 */
+		uint64_t exec_buckets;   /* proc.exec_buckets: max (ppid, comm) keys, default 16384 */
+		uint64_t ringbuf_bytes;  /* proc.ringbuf_size: default 4 MiB (power of 2, >= page) */
+		int fatal_signals_only;  /* proc.fatal_signals_only: default true */
+	} proc;
+};
+
+void sl_config_defaults(struct sl_config *c);
+
+/* Load YAML from path over the defaults. On error returns -1 and writes
+ * "<key>: <reason>" (or "<path>:<line>: <reason>" for syntax errors) into
+ * err; the caller exits 2. */
+int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errlen);
+
+/* Parsers shared with the CLI: "90s", "5m", "2h", "7d", plain seconds. */
+int sl_parse_duration_s(const char *s, uint64_t *out);
+/* "4MiB", "512KiB", "1GiB", plain bytes. */
+int sl_parse_bytes(const char *s, uint64_t *out);
+
+#endif

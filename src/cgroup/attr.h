@@ -1,0 +1,95 @@
+/* Attribution: cgroup path -> {runtime, container id, pod uid, QoS} (ATTR-1)
+ * and the bounded cgroup-id cache in front of it (ATTR-2).
+ *
+ * The path rules are pure functions over strings (unit-tested against
+ * ../shared/cases/cgroup_path and tests/unit/cases/cgroup_path). The cache
+ * maps (hierarchy, cgroup id) to an attribution; it is owned by the poll-loop
+ * thread and takes no locks.
+ */
+#ifndef SANDLENS_CGROUP_ATTR_H
+#define SANDLENS_CGROUP_ATTR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum sl_tristate { SL_NO = 0, SL_YES = 1, SL_UNKNOWN = -1 };
+
+#define SL_RUNTIME_LEN 24
+#define SL_CONTAINER_ID_LEN 80
+#define SL_POD_UID_LEN 40
+#define SL_QOS_LEN 16
+
+/* Result of attributing one cgroup. Empty strings mean "the path does not
+ * say". runtime is one of: "docker", "containerd", "cri-o", "podman",
+ * "runc", "kata", "gvisor", "systemd" (a plain slice/scope/service),
+ * "host" (not a container), "" (unknown). */
+struct sl_attr {
+	int is_container; /* enum sl_tristate */
+	char runtime[SL_RUNTIME_LEN];
+	char container_id[SL_CONTAINER_ID_LEN];
+	char pod_uid[SL_POD_UID_LEN]; /* k8s pod UID, dashed 8-4-4-4-12 form */
+	char qos[SL_QOS_LEN];         /* "guaranteed" | "burstable" | "besteffort" | "" */
+};
+
+/* Attribute one bare cgroup path (as found under a cgroup mount, starting
+ * with '/'). Always fills *out; returns 0, or -EINVAL for a NULL/empty path. */
+int sl_cgpath_parse(const char *path, struct sl_attr *out);
+
+/* Attribute a whole /proc/<pid>/cgroup file (text, NUL-terminated): chooses
+ * the line that carries identity (v1 controllers are preferred over a
+ * 0:: line that points elsewhere on hybrid hosts). Returns 0 or -EINVAL. */
+int sl_cgproc_parse(const char *text, struct sl_attr *out);
+
+/* Hierarchies the resolver walks, found from /proc/self/mountinfo (or given
+ * for fixture trees in tests). Empty string = not mounted. */
+struct sl_cg_mounts {
+	char v2[256];        /* cgroup2 mount, e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified */
+	char v1[256];        /* v1 mount holding the chosen controller, e.g. /sys/fs/cgroup/memory */
+	char v1_controller[32];
+	int v1_hierarchy_id; /* from /proc/cgroups, -1 when unknown */
+	uint64_t v2_root_id; /* st_ino of the v2 mount root */
+	uint64_t v1_root_id;
+};
+
+/* Find the mounts from a mountinfo file (normally /proc/self/mountinfo)
+ * for controller `v1_controller` (e.g. "memory"). Returns 0 (fields that
+ * were not found are left empty) or -errno if the file cannot be read. */
+int sl_cg_mounts_discover(const char *mountinfo_path, const char *v1_controller,
+			  struct sl_cg_mounts *out);
+
+struct sl_attr_cache_config {
+	size_t capacity;          /* entries, default 4096 */
+	uint64_t positive_ttl_ns; /* default 5 min */
+	uint64_t negative_ttl_ns; /* default 30 s */
+	/* min interval between two full walks of a hierarchy on misses; default 1 s */
+	uint64_t rewalk_interval_ns;
+};
+
+struct sl_attr_cache_stats {
+	uint64_t hits, misses, negative_hits, evictions, expired, rmdir_drops, walks;
+	size_t entries;
+};
+
+struct sl_attr_cache;
+
+/* hier: 0 = v2, 1 = v1 (enum sl_cg_hier in include/sandlens/events.h) */
+struct sl_attr_cache *sl_attr_cache_new(const struct sl_attr_cache_config *cfg,
+					const struct sl_cg_mounts *mounts);
+void sl_attr_cache_free(struct sl_attr_cache *c);
+
+/* Resolve (hier, id). now_ns is CLOCK_MONOTONIC. Fills *out (host when the
+ * id is a hierarchy root; unknown with is_container = SL_UNKNOWN when the id
+ * cannot be found) and, when path/pathlen given, the cgroup path ("" unknown).
+ * Returns 1 if the id was found, 0 if not (negative entry). */
+int sl_attr_cache_lookup(struct sl_attr_cache *c, int hier, uint64_t id, uint64_t now_ns,
+			 struct sl_attr *out, char *path, size_t pathlen);
+
+/* cgroup:cgroup_mkdir seen: remember id -> path (path relative to the mount). */
+void sl_attr_cache_on_mkdir(struct sl_attr_cache *c, int hier, uint64_t id, const char *path,
+			    uint64_t now_ns);
+/* cgroup:cgroup_rmdir seen: drop the entry (ATTR-2 churn defence). */
+void sl_attr_cache_on_rmdir(struct sl_attr_cache *c, int hier, uint64_t id);
+
+void sl_attr_cache_get_stats(const struct sl_attr_cache *c, struct sl_attr_cache_stats *out);
+
+#endif
