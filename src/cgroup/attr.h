@@ -19,21 +19,47 @@ enum sl_tristate { SL_NO = 0, SL_YES = 1, SL_UNKNOWN = -1 };
 #define SL_POD_UID_LEN 40
 #define SL_QOS_LEN 16
 
+#define SL_KIND_LEN 16
+
 /* Result of attributing one cgroup. Empty strings mean "the path does not
  * say". runtime is one of: "docker", "containerd", "cri-o", "podman",
- * "runc", "kata", "gvisor", "systemd" (a plain slice/scope/service),
- * "host" (not a container), "" (unknown). */
+ * "runc", "kata", "ecs", "host" (a hierarchy root), "" (the path does not
+ * name a runtime: bare-id containers under kubepods, systemd units, other
+ * non-container cgroups; shared case cg19 requires "" for a systemd user
+ * scope, so "systemd" is reported in `kind`, not in runtime). gVisor cannot
+ * be told from a path (shared case cg18). Full rules: docs/ATTRIBUTION.md. */
 struct sl_attr {
 	int is_container; /* enum sl_tristate */
 	char runtime[SL_RUNTIME_LEN];
 	char container_id[SL_CONTAINER_ID_LEN];
 	char pod_uid[SL_POD_UID_LEN]; /* k8s pod UID, dashed 8-4-4-4-12 form */
 	char qos[SL_QOS_LEN];         /* "guaranteed" | "burstable" | "besteffort" | "" */
+	/* What the cgroup is: "container", "conmon" (runtime monitor, not the
+	 * workload), "pod" (pod-level cgroup), "systemd" (a plain
+	 * slice/scope/service), "host" (root or another non-container cgroup),
+	 * "deleted" (every line of a /proc/pid/cgroup file says deleted),
+	 * "" (unknown). */
+	char kind[SL_KIND_LEN];
+};
+
+#define SL_RUNC_PARENTS_MAX 4
+#define SL_RUNC_PARENT_LEN 128
+
+/* Caller knowledge the path alone cannot give. runc_parents: cgroup paths
+ * (absolute, no trailing '/', e.g. "/sandlens-test") whose direct children
+ * are plain runc containers named by the child directory. Zeroed = none. */
+struct sl_cgpath_opts {
+	size_t n_runc_parents;
+	char runc_parents[SL_RUNC_PARENTS_MAX][SL_RUNC_PARENT_LEN];
 };
 
 /* Attribute one bare cgroup path (as found under a cgroup mount, starting
  * with '/'). Always fills *out; returns 0, or -EINVAL for a NULL/empty path. */
 int sl_cgpath_parse(const char *path, struct sl_attr *out);
+
+/* Same as sl_cgpath_parse with caller options (opts may be NULL). */
+int sl_cgpath_parse_opts(const char *path, const struct sl_cgpath_opts *opts,
+			 struct sl_attr *out);
 
 /* Attribute a whole /proc/<pid>/cgroup file (text, NUL-terminated): chooses
  * the line that carries identity (v1 controllers are preferred over a
@@ -57,12 +83,19 @@ struct sl_cg_mounts {
 int sl_cg_mounts_discover(const char *mountinfo_path, const char *v1_controller,
 			  struct sl_cg_mounts *out);
 
+/* Same, with the /proc/cgroups file named (for fixtures); cgroups_path NULL
+ * or unreadable leaves v1_hierarchy_id at -1. */
+int sl_cg_mounts_discover_ex(const char *mountinfo_path, const char *cgroups_path,
+			     const char *v1_controller, struct sl_cg_mounts *out);
+
 struct sl_attr_cache_config {
 	size_t capacity;          /* entries, default 4096 */
 	uint64_t positive_ttl_ns; /* default 5 min */
 	uint64_t negative_ttl_ns; /* default 30 s */
 	/* min interval between two full walks of a hierarchy on misses; default 1 s */
 	uint64_t rewalk_interval_ns;
+	/* options for sl_cgpath_parse_opts (runc parents); zeroed = none */
+	struct sl_cgpath_opts path_opts;
 };
 
 struct sl_attr_cache_stats {
