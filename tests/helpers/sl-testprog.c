@@ -1,0 +1,212 @@
+/* sl-testprog: a static helper the integration tests run inside runc
+ * containers (busybox rootfs, no libc there) and on the host. Each mode does
+ * one thing the agent must see, with values the test knows in advance.
+ *
+ *   exit N            exit with status N (0..255)
+ *   segv              write through a NULL pointer (a real SIGSEGV, si_code
+ *                     SEGV_MAPERR, raised by the kernel)
+ *   abort             abort(3): SIGABRT sent to itself via tgkill
+ *   hog MIB           malloc MIB MiB, touch it page by page, then sleep
+ *                     forever (meant to be OOM-killed by a memcg limit)
+ *   sleep S           sleep S seconds (fractions allowed)
+ *   storm N PROG [ARGS...]
+ *                     vfork+execve PROG N times one after another, waiting
+ *                     for each; sleep 1.5 s (the agent's token bucket
+ *                     refills); exec PROG once more; then print
+ *                     {"execs":<successful execve calls>,"pid":<own pid>,
+ *                      "failed":<failed execve calls>,"seconds":<storm phase>}
+ *                     on stdout. Every exec'd child has this process as its
+ *                     parent, so the (ppid, comm) key is (pid, comm of PROG).
+ *   spin SECONDS      busy loop in sl_spin_busy_loop() (noinline) for SECONDS
+ *                     of wall time (a stable symbol for profiling tests)
+ *
+ * Exit status: the mode's own, 2 on bad usage, 1 on a system call failure.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: sl-testprog exit N | segv | abort | hog MIB | sleep S |\n"
+		"       storm N PROG [ARGS...] | spin SECONDS\n");
+	return 2;
+}
+
+static int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0) || v > 1e7)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+static int do_segv(void)
+{
+	/* A volatile pointer object to a volatile int: the compiler must load
+	 * the pointer and store through it, so this is a real page fault at
+	 * address 0 (not removed, not replaced by a trap instruction). */
+	volatile int *volatile p = NULL;
+	*p = 42;
+	return 1; /* not reached */
+}
+
+static int do_hog(long mib)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len = (size_t)mib << 20;
+	volatile char *buf = malloc(len);
+	if (!buf) {
+		perror("sl-testprog hog: malloc");
+		return 1;
+	}
+	for (size_t off = 0; off < len; off += (size_t)page)
+		buf[off] = (char)1;
+	for (;;)
+		pause();
+}
+
+/* One vfork+execve of argv[0]; returns 1 if the execve succeeded, 0 if it
+ * failed (the child then exits 127), -1 if vfork/wait failed. */
+static int run_once(char **argv)
+{
+	volatile int exec_failed = 0; /* shared with the vfork child */
+	pid_t pid = vfork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execve(argv[0], argv, environ);
+		exec_failed = 1;
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR)
+			return -1;
+	}
+	return exec_failed ? 0 : 1;
+}
+
+static int do_storm(long n, char **argv)
+{
+	long ok = 0, failed = 0;
+	double t0 = now_s();
+	for (long i = 0; i < n; i++) {
+		int r = run_once(argv);
+		if (r < 0) {
+			perror("sl-testprog storm: vfork/waitpid");
+			return 1;
+		}
+		if (r)
+			ok++;
+		else
+			failed++;
+	}
+	double storm_s = now_s() - t0;
+	sleep_s(1.5);
+	int r = run_once(argv);
+	if (r < 0) {
+		perror("sl-testprog storm: vfork/waitpid");
+		return 1;
+	}
+	if (r)
+		ok++;
+	else
+		failed++;
+	printf("{\"execs\":%ld,\"pid\":%ld,\"failed\":%ld,\"seconds\":%.3f}\n", ok, (long)getpid(),
+	       failed, storm_s);
+	fflush(stdout);
+	return failed ? 1 : 0;
+}
+
+/* Busy loop with a stable, un-inlined symbol for profiling tests. */
+__attribute__((noinline)) uint64_t sl_spin_busy_loop(double seconds)
+{
+	volatile uint64_t acc = 0;
+	double end = now_s() + seconds;
+	while (now_s() < end) {
+		for (int i = 0; i < 100000; i++)
+			acc += (uint64_t)i * 2654435761u;
+	}
+	return acc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage();
+	const char *mode = argv[1];
+	long v;
+	double s;
+
+	if (!strcmp(mode, "exit") && argc == 3) {
+		if (parse_long(argv[2], 0, 255, &v))
+			return usage();
+		return (int)v;
+	}
+	if (!strcmp(mode, "segv") && argc == 2)
+		return do_segv();
+	if (!strcmp(mode, "abort") && argc == 2) {
+		abort();
+	}
+	if (!strcmp(mode, "hog") && argc == 3) {
+		if (parse_long(argv[2], 1, 1L << 20, &v))
+			return usage();
+		return do_hog(v);
+	}
+	if (!strcmp(mode, "sleep") && argc == 3) {
+		if (parse_seconds(argv[2], &s))
+			return usage();
+		sleep_s(s);
+		return 0;
+	}
+	if (!strcmp(mode, "storm") && argc >= 4) {
+		if (parse_long(argv[2], 0, 100000000L, &v))
+			return usage();
+		return do_storm(v, argv + 3);
+	}
+	if (!strcmp(mode, "spin") && argc == 3) {
+		if (parse_seconds(argv[2], &s))
+			return usage();
+		sl_spin_busy_loop(s);
+		return 0;
+	}
+	return usage();
+}
