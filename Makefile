@@ -36,6 +36,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRCS))
 
+.SECONDARY:
 .PHONY: all deps run test check unit integration clean bench
 all: $(B)/sandlensd $(B)/sandlens $(UNIT_BINS) $(HELPER_BINS)
 

@@ -1,6 +1,6 @@
 /* sandlens raw event ABI: the records BPF programs write into ring buffers
- * and the keys/values of maps user space reads. Shared by bpf/*.bpf.c and
- * src/**. Every record starts with struct sl_hdr; `type` selects the body.
+ * and the keys/values of maps user space reads. Shared by bpf/<module>.bpf.c and
+ * src/. Every record starts with struct sl_hdr; `type` selects the body.
  *
  * Conventions
  *   - times: ns of CLOCK_MONOTONIC (bpf_ktime_get_ns); user space converts
@@ -99,15 +99,24 @@ enum sl_oom_constraint {
 	SL_OOM_MEMCG = 1,
 };
 
+/* How the constraint was known: from oom_control->memcg at
+ * kprobe/oom_kill_process (exact), or inferred at oom:mark_victim from the
+ * victim's memcg chain (a memcg within 2 MiB of its limit => memcg). */
+enum sl_oom_constraint_source {
+	SL_OOM_SRC_INFERRED = 0,
+	SL_OOM_SRC_KPROBE = 1,
+};
+
 struct sl_oom_event {
 	struct sl_hdr hdr;
 	struct sl_task_id actor;  /* current when oom:mark_victim fired */
 	struct sl_task_id victim; /* the task marked as OOM victim */
 	__u32 constraint;         /* enum sl_oom_constraint */
-	__u32 pad;
-	__u64 memcg_limit_bytes;  /* limit of the memcg that hit it (memcg only) */
+	__u32 constraint_source;  /* enum sl_oom_constraint_source */
+	/* memcg OOM: limit (page_counter max) and usage of the memcg that hit
+	 * its limit, in bytes (4 KiB pages); 0 for global. */
+	__u64 memcg_limit_bytes;
 	__u64 memcg_usage_bytes;
-	__u64 victim_rss_bytes;   /* anon + file + shmem rss of the victim mm */
 };
 
 struct sl_cgroup_event {

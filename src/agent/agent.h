@@ -44,7 +44,9 @@ struct sl_agent {
 	_Atomic uint64_t events_total[SL_K_MAX];
 	_Atomic uint64_t exec_truncated_total; /* sum of truncated_count delivered */
 	_Atomic uint64_t decode_errors;        /* short or unknown ring buffer records */
-	_Atomic uint64_t ringbuf_records;
+	_Atomic uint64_t dropped_store[SL_K_MAX]; /* store queue full, in kernel events (weights) */
+	/* attribution cache figures, published by the poll loop each tick */
+	_Atomic uint64_t attr_entries, attr_hits, attr_misses, attr_evictions, attr_rmdir_drops;
 	_Atomic int running;
 };
 

@@ -9,7 +9,6 @@
 
 struct sl_config {
 	int log_level; /* enum sl_log_level; key log_level: error|warn|info|debug */
-	char cgroup_root[256];   /* key cgroup_root: where cgroup mounts are looked for (mountinfo prefix filter); default "/sys/fs/cgroup" */
 	char tracefs[256];       /* key tracefs: default "/sys/kernel/tracing" */
 	uint64_t tick_ms;        /* key tick_interval: periodic work, default 1000 ms */
 

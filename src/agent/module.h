@@ -15,6 +15,9 @@
  *   write_metrics() Prometheus text for /metrics; called from API threads,
  *                   so it may read only atomics, immutable state and BPF
  *                   maps (syscalls are thread-safe).
+ *   write_drops()   sample lines only (no HELP/TYPE) of the shared family
+ *                   sandlens_events_dropped_total{reason,type}, in kernel
+ *                   events lost; same threading rules as write_metrics.
  *   destroy()       detach every link, free everything. Called once.
  */
 #ifndef SANDLENS_AGENT_MODULE_H
@@ -48,6 +51,7 @@ struct sl_module_ops {
 	int (*add_ringbufs)(struct sl_module *m, struct sl_agent *a);
 	void (*tick)(struct sl_module *m, uint64_t now_ns);
 	void (*write_metrics)(struct sl_module *m, FILE *out);
+	void (*write_drops)(struct sl_module *m, FILE *out);
 	void (*destroy)(struct sl_module *m);
 };
 

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-2.0
+/* proc module, kernel half: exec, exit, fatal signal, OOM kill, and cgroup
+ * mkdir/rmdir notifications for the attribution cache.
+ *
+ * Hooks (all portable tracepoints; one optional kprobe):
+ *   tp_btf/sched_process_exec  exec (+ token bucket per (ppid, comm))
+ *   tp_btf/sched_process_exit  process exit (last thread of the group)
+ *   tp_btf/signal_generate     signals whose default action terminates
+ *   tp_btf/mark_victim         OOM victim (6.1.y+/6.x proto: task, uid)
+ *   tp/oom/mark_victim         fallback for kernels whose proto is (pid)
+ *   kprobe/oom_kill_process    optional: exact OOM constraint from
+ *                              oom_control->memcg; without it the
+ *                              constraint is inferred from page counters
+ *   tp_btf/cgroup_mkdir, tp_btf/cgroup_rmdir
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "task_id.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by user space before load (see src/modules/proc.c). */
+const volatile __u64 exec_rate = 50;   /* tokens per second; 0 = no limit */
+const volatile __u64 exec_burst = 100; /* bucket size */
+const volatile __u32 fatal_only = 1;   /* signals: require SIG_DFL disposition */
+const volatile int v1_hierarchy_id = -1; /* cgroup events: v1 hierarchy to report */
+
+#define NSEC_PER_SEC 1000000000ULL
+/* Signals whose default action is terminate or core dump (signal(7)). */
+#define FATAL_SIG_MASK                                                          \
+	((((1ULL << 17) - 1) & ~1ULL) | (1ULL << 24) | (1ULL << 25) | (1ULL << 26) | \
+	 (1ULL << 27) | (1ULL << 29) | (1ULL << 30) | (1ULL << 31))
+#define SL_SIGKILL 9
+/* OOM constraint inference without the kprobe: a memcg whose usage is within
+ * this many pages of its limit when the victim is marked is the constraint. */
+#define OOM_MEMCG_SLACK_PAGES 512
+#define SL_PAGE_SIZE 4096ULL
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} proc_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SL_ST_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} proc_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct sl_exec_key);
+	__type(value, struct sl_exec_bucket);
+} exec_buckets SEC(".maps");
+
+/* Constraint seen by kprobe/oom_kill_process for the current task. */
+struct oom_ctx {
+	__u32 valid;
+	__u32 constraint;
+	__u64 limit_pages;
+	__u64 usage_pages;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct oom_ctx);
+} oom_ctx_store SEC(".maps");
+
+static __always_inline void stat_inc(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&proc_stats, &idx);
+	if (v)
+		*v += n;
+}
+
+static __always_inline void fill_hdr(struct sl_hdr *h, __u32 type)
+{
+	h->type = type;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ts_ns = bpf_ktime_get_ns();
+}
+
+/* Token bucket for key k. Returns 1 to deliver (and *carried = events of
+ * the key suppressed since the last delivery), 0 to suppress (counted in
+ * the bucket's pending), -1 when no bucket could be had (table full). */
+static __always_inline int exec_bucket_take(struct sl_exec_key *k, __u64 now,
+					    struct sl_exec_bucket **out, __u64 *carried)
+{
+	struct sl_exec_bucket *b = bpf_map_lookup_elem(&exec_buckets, k);
+	__u64 cap = exec_burst * NSEC_PER_SEC, tokens, elapsed;
+
+	if (!b) {
+		struct sl_exec_bucket nb = {.tokens_nano = cap, .last_ns = now};
+		bpf_map_update_elem(&exec_buckets, k, &nb, BPF_NOEXIST);
+		b = bpf_map_lookup_elem(&exec_buckets, k);
+		if (!b)
+			return -1;
+	}
+	*out = b;
+	elapsed = now > b->last_ns ? now - b->last_ns : 0;
+	if (elapsed > 10 * NSEC_PER_SEC)
+		elapsed = 10 * NSEC_PER_SEC;
+	tokens = b->tokens_nano + elapsed * exec_rate;
+	if (tokens > cap)
+		tokens = cap;
+	b->last_ns = now;
+	if (tokens < NSEC_PER_SEC) {
+		b->tokens_nano = tokens;
+		__sync_fetch_and_add(&b->pending, 1);
+		return 0;
+	}
+	b->tokens_nano = tokens - NSEC_PER_SEC;
+	*carried = __sync_lock_test_and_set(&b->pending, 0);
+	return 1;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct sl_exec_bucket *b = NULL;
+	struct sl_exec_key key = {};
+	struct sl_exec_event *e;
+	__u64 now = bpf_ktime_get_ns(), carried = 0;
+	unsigned long arg_start, arg_end, len;
+	int r;
+
+	stat_inc(SL_ST_EXEC_SEEN, 1);
+	key.ppid = BPF_CORE_READ(p, real_parent, tgid);
+	bpf_probe_read_kernel_str(key.comm, sizeof(key.comm), &p->comm);
+
+	if (exec_rate) {
+		r = exec_bucket_take(&key, now, &b, &carried);
+		if (r < 0) {
+			stat_inc(SL_ST_EXEC_KEY_TABLE_FULL, 1);
+			return 0;
+		}
+		if (r == 0) {
+			stat_inc(SL_ST_EXEC_RATE_LIMITED, 1);
+			return 0;
+		}
+	}
+
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(SL_ST_EXEC_RB_FAIL, 1);
+		if (b) /* carry this one and what it carried to the next delivery */
+			__sync_fetch_and_add(&b->pending, carried + 1);
+		return 0;
+	}
+	fill_hdr(&e->hdr, SL_EV_EXEC);
+	e->hdr.ts_ns = now;
+	sl_fill_task_id(&e->task, p);
+	e->ppid = key.ppid;
+	e->truncated_count = carried;
+	e->args_truncated = 0;
+	r = bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
+	e->filename_len = r > 0 ? r : 0;
+
+	arg_start = BPF_CORE_READ(p, mm, arg_start);
+	arg_end = BPF_CORE_READ(p, mm, arg_end);
+	len = arg_end > arg_start ? arg_end - arg_start : 0;
+	if (len > SL_ARGV_BYTES) {
+		len = SL_ARGV_BYTES;
+		e->args_truncated = 1;
+	}
+	e->argv_len = 0;
+	if (len > 0 && bpf_probe_read_user(e->argv, len, (void *)arg_start) == 0)
+		e->argv_len = len;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_exit, struct task_struct *p)
+{
+	struct sl_exit_event *e;
+	__u64 now = bpf_ktime_get_ns();
+	int code;
+
+	/* One event per process: the last thread of the group (signal->live is
+	 * decremented in do_exit() before this tracepoint fires). */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	if (BPF_CORE_READ(p, flags) & 0x00200000 /* PF_KTHREAD */)
+		return 0;
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(SL_ST_EXIT_RB_FAIL, 1);
+		return 0;
+	}
+	fill_hdr(&e->hdr, SL_EV_EXIT);
+	e->hdr.ts_ns = now;
+	sl_fill_task_id(&e->task, p);
+	e->ppid = BPF_CORE_READ(p, real_parent, tgid);
+	code = BPF_CORE_READ(p, exit_code);
+	e->exit_code = (code >> 8) & 0xff;
+	e->signal = code & 0x7f;
+	e->core_dumped = (code & 0x80) ? 1 : 0;
+	e->lifetime_ns = now - BPF_CORE_READ(p, group_leader, start_time);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/signal_generate")
+int BPF_PROG(handle_signal, int sig, struct kernel_siginfo *info, struct task_struct *task,
+	     int group, int result)
+{
+	struct sl_signal_event *e;
+	struct task_struct *cur;
+
+	if (sig <= 0 || sig >= 64 || !((FATAL_SIG_MASK >> sig) & 1))
+		return 0;
+	if (result != 0 /* TRACE_SIGNAL_DELIVERED */ && result != 4 /* LOSE_INFO */)
+		return 0;
+	if (fatal_only && sig != SL_SIGKILL) {
+		void *handler = BPF_CORE_READ(task, sighand, action[sig - 1].sa.sa_handler);
+		if (handler != (void *)0 /* SIG_DFL */)
+			return 0;
+	}
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(SL_ST_SIGNAL_RB_FAIL, 1);
+		return 0;
+	}
+	fill_hdr(&e->hdr, SL_EV_SIGNAL);
+	cur = bpf_get_current_task_btf();
+	sl_fill_task_id(&e->sender, cur);
+	sl_fill_task_id(&e->target, task);
+	e->signal = sig;
+	if ((unsigned long)info == 0) /* SEND_SIG_NOINFO: from user space */
+		e->si_code = 0;
+	else if ((unsigned long)info == 1) /* SEND_SIG_PRIV: from the kernel */
+		e->si_code = 0x80;
+	else
+		e->si_code = BPF_CORE_READ(info, si_code);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* Infer the constraint from the victim's memcg chain: the first ancestor
+ * (below the root) whose usage is within OOM_MEMCG_SLACK_PAGES of its
+ * max. Used when kprobe/oom_kill_process is not available. */
+static __always_inline void oom_infer(struct task_struct *victim, struct sl_oom_event *e)
+{
+	struct cgroup_subsys_state *css = NULL;
+	struct css_set *cset = BPF_CORE_READ(victim, cgroups);
+	int idx;
+
+	e->constraint = SL_OOM_GLOBAL;
+	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id) || !cset)
+		return;
+	idx = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	if (idx < 0 || idx >= 32 || bpf_core_read(&css, sizeof(css), &cset->subsys[idx]))
+		return;
+	for (int i = 0; i < 8 && css; i++) {
+		struct mem_cgroup *memcg = (struct mem_cgroup *)css; /* css is the first member */
+		struct cgroup_subsys_state *parent = BPF_CORE_READ(css, parent);
+		__u64 usage, max;
+
+		if (!parent) /* the root memcg has no limit */
+			break;
+		usage = BPF_CORE_READ(memcg, memory.usage.counter);
+		max = BPF_CORE_READ(memcg, memory.max);
+		if (usage + OOM_MEMCG_SLACK_PAGES >= max) {
+			e->constraint = SL_OOM_MEMCG;
+			e->memcg_limit_bytes = max * SL_PAGE_SIZE;
+			e->memcg_usage_bytes = usage * SL_PAGE_SIZE;
+			return;
+		}
+		css = parent;
+	}
+}
+
+static __always_inline int emit_oom(struct task_struct *victim)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct sl_oom_event *e;
+	struct oom_ctx *ctx;
+
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(SL_ST_OOM_RB_FAIL, 1);
+		return 0;
+	}
+	fill_hdr(&e->hdr, SL_EV_OOM);
+	sl_fill_task_id(&e->actor, cur);
+	e->constraint_source = SL_OOM_SRC_INFERRED;
+	e->memcg_limit_bytes = 0;
+	e->memcg_usage_bytes = 0;
+	sl_fill_task_id(&e->victim, victim);
+	oom_infer(victim, e);
+	ctx = bpf_task_storage_get(&oom_ctx_store, cur, 0, 0);
+	if (ctx && ctx->valid) {
+		e->constraint = ctx->constraint;
+		e->constraint_source = SL_OOM_SRC_KPROBE;
+		if (ctx->constraint == SL_OOM_MEMCG) {
+			e->memcg_limit_bytes = ctx->limit_pages * SL_PAGE_SIZE;
+			e->memcg_usage_bytes = ctx->usage_pages * SL_PAGE_SIZE;
+		}
+		ctx->valid = 0;
+	}
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/mark_victim")
+int BPF_PROG(handle_mark_victim, struct task_struct *victim)
+{
+	return emit_oom(victim);
+}
+
+/* Fallback for kernels whose oom:mark_victim carries only a pid: the
+ * victim's identity is then the pid alone (comm/cgroup from a pid lookup
+ * are not possible here); user space fills what /proc still has. */
+SEC("tp/oom/mark_victim")
+int handle_mark_victim_tp(struct trace_event_raw_mark_victim *ctx)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct sl_oom_event *e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+
+	if (!e) {
+		stat_inc(SL_ST_OOM_RB_FAIL, 1);
+		return 0;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	fill_hdr(&e->hdr, SL_EV_OOM);
+	sl_fill_task_id(&e->actor, cur);
+	e->victim.pid = BPF_CORE_READ(ctx, pid);
+	e->constraint = SL_OOM_GLOBAL;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* Optional (needs CONFIG_KPROBES): oom_kill_process(struct oom_control *oc,
+ * const char *message) runs in the actor's context just before the victim
+ * is marked; oc->memcg is set for a memcg OOM. */
+SEC("kprobe/oom_kill_process")
+int BPF_KPROBE(handle_oom_kill_process, struct oom_control *oc)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct mem_cgroup *memcg = BPF_CORE_READ(oc, memcg);
+	struct oom_ctx *oc_ctx = bpf_task_storage_get(&oom_ctx_store, cur, 0,
+						      BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (!oc_ctx)
+		return 0;
+	oc_ctx->valid = 1;
+	oc_ctx->constraint = memcg ? SL_OOM_MEMCG : SL_OOM_GLOBAL;
+	oc_ctx->limit_pages = memcg ? BPF_CORE_READ(memcg, memory.max) : 0;
+	oc_ctx->usage_pages = memcg ? BPF_CORE_READ(memcg, memory.usage.counter) : 0;
+	return 0;
+}
+
+static __always_inline int emit_cgroup(struct cgroup *cgrp, const char *path, __u32 type)
+{
+	struct sl_cgroup_event *e;
+	int hid = BPF_CORE_READ(cgrp, root, hierarchy_id);
+
+	if (hid != 0 && hid != v1_hierarchy_id)
+		return 0;
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(SL_ST_CGROUP_RB_FAIL, 1);
+		return 0;
+	}
+	fill_hdr(&e->hdr, type);
+	e->cgroup_id = BPF_CORE_READ(cgrp, kn, id);
+	e->hierarchy_id = hid;
+	e->level = BPF_CORE_READ(cgrp, level);
+	if (bpf_probe_read_kernel_str(e->path, sizeof(e->path), path) < 0)
+		e->path[0] = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/cgroup_mkdir")
+int BPF_PROG(handle_cgroup_mkdir, struct cgroup *cgrp, const char *path)
+{
+	return emit_cgroup(cgrp, path, SL_EV_CGROUP_MKDIR);
+}
+
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(handle_cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+	return emit_cgroup(cgrp, path, SL_EV_CGROUP_RMDIR);
+}

@@ -1,0 +1,310 @@
+/* YAML configuration: libyaml document API, a table of known keys. */
+#include "agent/config.h"
+#include "common/log.h"
+
+#include <errno.h>
+#include <ctype.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+enum kind { K_STR, K_BOOL, K_UINT, K_DURATION, K_BYTES, K_LOGLEVEL };
+
+struct key {
+	const char *name; /* dotted path */
+	enum kind kind;
+	size_t off;
+	size_t size; /* strings: buffer size */
+	uint64_t min, max;
+};
+
+#define F(f) offsetof(struct sl_config, f), sizeof(((struct sl_config *)0)->f)
+static const struct key keys[] = {
+	{"log_level", K_LOGLEVEL, F(log_level), 0, 0},
+	{"tracefs", K_STR, F(tracefs), 0, 0},
+	{"tick_interval", K_DURATION, F(tick_ms), 1, 3600},
+	{"store.path", K_STR, F(store.path), 0, 0},
+	{"store.max_age", K_DURATION, F(store.max_age_s), 0, UINT32_MAX},
+	{"store.max_rows", K_UINT, F(store.max_rows), 0, UINT32_MAX},
+	{"store.queue_size", K_UINT, F(store.queue_size), 16, 16u << 20},
+	{"store.batch_max", K_UINT, F(store.batch_max), 1, 1u << 20},
+	{"api.listen", K_STR, F(api.listen), 0, 0},
+	{"api.unix_socket", K_STR, F(api.unix_socket), 0, 0},
+	{"api.threads", K_UINT, F(api.threads), 1, 64},
+	{"attribution.enabled", K_BOOL, F(attribution.enabled), 0, 0},
+	{"attribution.cache_size", K_UINT, F(attribution.cache_size), 16, 1u << 22},
+	{"attribution.positive_ttl", K_DURATION, F(attribution.positive_ttl_s), 1, 86400},
+	{"attribution.negative_ttl", K_DURATION, F(attribution.negative_ttl_s), 1, 86400},
+	{"attribution.v1_controller", K_STR, F(attribution.v1_controller), 0, 0},
+	{"proc.enabled", K_BOOL, F(proc.enabled), 0, 0},
+	{"proc.exec_rate", K_UINT, F(proc.exec_rate), 0, 1000000},
+	{"proc.exec_burst", K_UINT, F(proc.exec_burst), 1, 1000000},
+	{"proc.exec_buckets", K_UINT, F(proc.exec_buckets), 64, 1u << 20},
+	{"proc.ringbuf_size", K_BYTES, F(proc.ringbuf_bytes), 4096, 1u << 30},
+	{"proc.fatal_signals_only", K_BOOL, F(proc.fatal_signals_only), 0, 0},
+};
+#undef F
+
+void sl_config_defaults(struct sl_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->log_level = SL_LOG_INFO;
+	snprintf(c->tracefs, sizeof(c->tracefs), "/sys/kernel/tracing");
+	c->tick_ms = 1000;
+	snprintf(c->store.path, sizeof(c->store.path), "/var/lib/sandlens/events.db");
+	c->store.max_age_s = 7 * 86400;
+	c->store.max_rows = 1000000;
+	c->store.queue_size = 65536;
+	c->store.batch_max = 2048;
+	snprintf(c->api.listen, sizeof(c->api.listen), "127.0.0.1:9753");
+	c->api.threads = 2;
+	c->attribution.enabled = 1;
+	c->attribution.cache_size = 4096;
+	c->attribution.positive_ttl_s = 300;
+	c->attribution.negative_ttl_s = 30;
+	snprintf(c->attribution.v1_controller, sizeof(c->attribution.v1_controller), "memory");
+	c->proc.enabled = 1;
+	c->proc.exec_rate = 50;
+	c->proc.exec_burst = 100;
+	c->proc.exec_buckets = 16384;
+	c->proc.ringbuf_bytes = 4u << 20;
+	c->proc.fatal_signals_only = 1;
+}
+
+static int parse_u64(const char *s, uint64_t *out, const char **rest)
+{
+	char *end;
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	*out = v;
+	*rest = end;
+	return 0;
+}
+
+int sl_parse_duration_s(const char *s, uint64_t *out)
+{
+	const char *rest;
+	uint64_t v, mul = 1;
+	if (parse_u64(s, &v, &rest))
+		return -1;
+	if (!strcmp(rest, "") || !strcmp(rest, "s"))
+		mul = 1;
+	else if (!strcmp(rest, "m"))
+		mul = 60;
+	else if (!strcmp(rest, "h"))
+		mul = 3600;
+	else if (!strcmp(rest, "d"))
+		mul = 86400;
+	else
+		return -1;
+	if (v > UINT64_MAX / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+int sl_parse_bytes(const char *s, uint64_t *out)
+{
+	static const struct { const char *sfx; uint64_t mul; } sfx[] = {
+		{"", 1}, {"B", 1}, {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30},
+		{"K", 1ull << 10}, {"M", 1ull << 20}, {"G", 1ull << 30}};
+	const char *rest;
+	uint64_t v;
+	if (parse_u64(s, &v, &rest))
+		return -1;
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		if (!strcmp(rest, sfx[i].sfx)) {
+			if (v > UINT64_MAX / sfx[i].mul)
+				return -1;
+			*out = v * sfx[i].mul;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int set_value(struct sl_config *c, const struct key *k, const char *v, char *err,
+		     size_t errlen)
+{
+	char *dst = (char *)c + k->off;
+	uint64_t u;
+
+	switch (k->kind) {
+	case K_STR:
+		if (strlen(v) >= k->size) {
+			snprintf(err, errlen, "%s: value longer than %zu bytes", k->name, k->size - 1);
+			return -1;
+		}
+		memcpy(dst, v, strlen(v) + 1);
+		return 0;
+	case K_BOOL:
+		if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "on"))
+			*(int *)dst = 1;
+		else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "off"))
+			*(int *)dst = 0;
+		else {
+			snprintf(err, errlen, "%s: '%s' is not a boolean (true|false)", k->name, v);
+			return -1;
+		}
+		return 0;
+	case K_LOGLEVEL: {
+		int l = sl_log_level_parse(v);
+		if (l < 0) {
+			snprintf(err, errlen, "%s: '%s' is not one of error|warn|info|debug", k->name, v);
+			return -1;
+		}
+		*(int *)dst = l;
+		return 0;
+	}
+	case K_UINT:
+		if (parse_u64(v, &u, &(const char *){0}) || strspn(v, "0123456789") != strlen(v)) {
+			snprintf(err, errlen, "%s: '%s' is not a non-negative integer", k->name, v);
+			return -1;
+		}
+		break;
+	case K_DURATION:
+		if (sl_parse_duration_s(v, &u)) {
+			snprintf(err, errlen, "%s: '%s' is not a duration (e.g. 30s, 5m, 2h, 7d)", k->name, v);
+			return -1;
+		}
+		if (k->off == offsetof(struct sl_config, tick_ms)) {
+			if (u < k->min || u > k->max) {
+				snprintf(err, errlen, "%s: %s out of range [%llus, %llus]", k->name, v,
+					 (unsigned long long)k->min, (unsigned long long)k->max);
+				return -1;
+			}
+			u *= 1000;
+			*(uint64_t *)dst = u;
+			return 0;
+		}
+		break;
+	case K_BYTES:
+		if (sl_parse_bytes(v, &u)) {
+			snprintf(err, errlen, "%s: '%s' is not a size (e.g. 4MiB, 512KiB)", k->name, v);
+			return -1;
+		}
+		break;
+	}
+	if (u < k->min || u > k->max) {
+		snprintf(err, errlen, "%s: %s out of range [%llu, %llu]", k->name, v,
+			 (unsigned long long)k->min, (unsigned long long)k->max);
+		return -1;
+	}
+	*(uint64_t *)dst = u;
+	return 0;
+}
+
+static int walk(struct sl_config *c, yaml_document_t *doc, yaml_node_t *map, const char *prefix,
+		char *err, size_t errlen)
+{
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *kn = yaml_document_get_node(doc, p->key);
+		yaml_node_t *vn = yaml_document_get_node(doc, p->value);
+		char name[128];
+
+		if (!kn || kn->type != YAML_SCALAR_NODE) {
+			snprintf(err, errlen, "%s: keys must be plain strings", *prefix ? prefix : "(top level)");
+			return -1;
+		}
+		snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "." : "",
+			 (const char *)kn->data.scalar.value);
+		if (vn && vn->type == YAML_MAPPING_NODE) {
+			int known_section = 0;
+			size_t nl = strlen(name);
+			for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+				if (!strncmp(keys[i].name, name, nl) && keys[i].name[nl] == '.')
+					known_section = 1;
+			if (!known_section) {
+				snprintf(err, errlen, "%s: unknown key", name);
+				return -1;
+			}
+			if (walk(c, doc, vn, name, err, errlen))
+				return -1;
+			continue;
+		}
+		const struct key *k = NULL;
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (!strcmp(keys[i].name, name))
+				k = &keys[i];
+		if (!k) {
+			snprintf(err, errlen, "%s: unknown key", name);
+			return -1;
+		}
+		if (!vn || vn->type != YAML_SCALAR_NODE) {
+			snprintf(err, errlen, "%s: expected a single value", name);
+			return -1;
+		}
+		if (set_value(c, k, (const char *)vn->data.scalar.value, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
+static int validate(const struct sl_config *c, char *err, size_t errlen)
+{
+	uint64_t rb = c->proc.ringbuf_bytes;
+	if (rb & (rb - 1)) {
+		snprintf(err, errlen, "proc.ringbuf_size: %llu is not a power of two",
+			 (unsigned long long)rb);
+		return -1;
+	}
+	if (!c->store.path[0]) {
+		snprintf(err, errlen, "store.path: must not be empty");
+		return -1;
+	}
+	if (!c->api.listen[0] && !c->api.unix_socket[0]) {
+		snprintf(err, errlen, "api.listen: empty and api.unix_socket empty: no way to reach the API");
+		return -1;
+	}
+	if (c->api.listen[0] && !strrchr(c->api.listen, ':')) {
+		snprintf(err, errlen, "api.listen: '%s' is not host:port", c->api.listen);
+		return -1;
+	}
+	if (c->api.unix_socket[0] && c->api.unix_socket[0] != '/') {
+		snprintf(err, errlen, "api.unix_socket: '%s' is not an absolute path", c->api.unix_socket);
+		return -1;
+	}
+	return 0;
+}
+
+int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	FILE *f = fopen(path, "r");
+	int rc = -1;
+
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_file(&parser, f);
+	if (!yaml_parser_load(&parser, &doc)) {
+		snprintf(err, errlen, "%s:%zu: %s", path, parser.problem_mark.line + 1,
+			 parser.problem ? parser.problem : "YAML syntax error");
+		yaml_parser_delete(&parser);
+		fclose(f);
+		return -1;
+	}
+	yaml_node_t *root = yaml_document_get_root_node(&doc);
+	if (!root) /* empty file: all defaults */
+		rc = 0;
+	else if (root->type != YAML_MAPPING_NODE)
+		snprintf(err, errlen, "%s: top level must be a mapping of keys", path);
+	else
+		rc = walk(c, &doc, root, "", err, errlen);
+	if (rc == 0)
+		rc = validate(c, err, errlen);
+	yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	fclose(f);
+	return rc;
+}

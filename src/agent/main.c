@@ -1,0 +1,326 @@
+/* sandlensd: the node agent. Loads config, mounts tracefs when absent,
+ * discovers cgroup mounts, opens the store, starts every enabled module,
+ * the API, and runs the one poll loop until SIGINT/SIGTERM. */
+#include "agent/agent.h"
+#include "agent/probe.h"
+#include "api/api.h"
+#include "common/log.h"
+#include "common/timefmt.h"
+#include "store/store.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mount.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MOD "agent"
+#define SANDLENS_VERSION "0.1.0"
+
+/* The module registry, in start order. */
+static const struct sl_module_ops *const registry[] = {&sl_proc_module};
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	if (level == LIBBPF_DEBUG && sl_log_get_level() < SL_LOG_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	buf[strcspn(buf, "\n")] = 0;
+	sl_log(level == LIBBPF_WARN ? SL_LOG_WARN : SL_LOG_DEBUG, "libbpf", "%s", buf);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: sandlensd [--config PATH] [--check-config] [--version]\n"
+		   "  --config PATH   YAML configuration (docs/CONFIG.md); default: built-in defaults\n"
+		   "  --check-config  validate the configuration and exit (0 ok, 2 invalid)\n");
+}
+
+/* Mount tracefs at path when it is not there (tracepoint attach by name
+ * needs it for tp/ programs). */
+static void ensure_tracefs(const char *path)
+{
+	char ev[300];
+	if (snprintf(ev, sizeof(ev), "%s/events", path) >= (int)sizeof(ev) || access(ev, F_OK) == 0)
+		return;
+	mkdir(path, 0700);
+	if (mount("nodev", path, "tracefs", 0, NULL))
+		sl_warn(MOD, "tracefs not mounted at %s and mount failed: %s", path, strerror(errno));
+	else
+		sl_info(MOD, "mounted tracefs at %s", path);
+}
+
+static void set_clock_offset(struct sl_agent *a)
+{
+	struct timespec r, m1, m2;
+	clock_gettime(CLOCK_MONOTONIC, &m1);
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_MONOTONIC, &m2);
+	int64_t mono = ((int64_t)m1.tv_sec * 1000000000 + m1.tv_nsec + (int64_t)m2.tv_sec * 1000000000 +
+			m2.tv_nsec) / 2;
+	a->mono_to_real_ns = (int64_t)r.tv_sec * 1000000000 + r.tv_nsec - mono;
+	a->start_mono_ns = (uint64_t)mono;
+}
+
+static void setup_cgroups(struct sl_agent *a)
+{
+	const char *ctrl = a->cfg.attribution.v1_controller;
+	char enumerator[64];
+	long v;
+
+	a->v1_subsys_id = -1;
+	if (sl_cg_mounts_discover("/proc/self/mountinfo", ctrl, &a->mounts))
+		sl_warn(MOD, "cannot read /proc/self/mountinfo: cgroup mounts unknown");
+	if (a->mounts.v1[0]) {
+		/* the v1 "blkio" controller is io_cgrp_id in the kernel */
+		snprintf(enumerator, sizeof(enumerator), "%s_cgrp_id", strcmp(ctrl, "blkio") ? ctrl : "io");
+		if (sl_btf_enum_value("cgroup_subsys_id", enumerator, &v) == 0)
+			a->v1_subsys_id = (int)v;
+		else
+			sl_warn(MOD, "controller %s not found in kernel BTF; v1 identity off", ctrl);
+	}
+	sl_info(MOD, "cgroup v2 at %s (root id %llu); v1 %s at %s (hierarchy %d)",
+		a->mounts.v2[0] ? a->mounts.v2 : "(none)", (unsigned long long)a->mounts.v2_root_id, ctrl,
+		a->mounts.v1[0] ? a->mounts.v1 : "(none)", a->mounts.v1_hierarchy_id);
+	if (a->cfg.attribution.enabled) {
+		struct sl_attr_cache_config cc = {
+			.capacity = a->cfg.attribution.cache_size,
+			.positive_ttl_ns = a->cfg.attribution.positive_ttl_s * 1000000000ull,
+			.negative_ttl_ns = a->cfg.attribution.negative_ttl_s * 1000000000ull,
+			.rewalk_interval_ns = 1000000000ull,
+		};
+		a->attr = sl_attr_cache_new(&cc, &a->mounts);
+		if (!a->attr)
+			sl_warn(MOD, "attribution cache could not be created; events carry cgroup ids only");
+	} else {
+		sl_info(MOD, "attribution off: events carry cgroup ids only");
+	}
+}
+
+static int start_modules(struct sl_agent *a)
+{
+	int running = 0;
+	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
+		struct sl_module *m = &a->modules[a->nmodules++];
+		m->ops = registry[i];
+		m->enabled = strcmp(m->ops->name, "proc") ? 1 : a->cfg.proc.enabled;
+		if (!m->enabled) {
+			sl_info(m->ops->name, "disabled by configuration");
+			continue;
+		}
+		m->state = m->ops->init(m, a);
+		if (!m->state && m->ops->add_ringbufs)
+			m->state = m->ops->add_ringbufs(m, a);
+		if (m->state) {
+			if (!m->error[0])
+				snprintf(m->error, sizeof(m->error), "%s", strerror(-m->state));
+			sl_err(m->ops->name, "module failed: %s", m->error);
+			continue;
+		}
+		sl_info(m->ops->name, "running (%d hooks)", m->nhooks);
+		running++;
+	}
+	return running;
+}
+
+static void publish_attr_stats(struct sl_agent *a)
+{
+	struct sl_attr_cache_stats cs;
+	if (!a->attr)
+		return;
+	sl_attr_cache_get_stats(a->attr, &cs);
+	atomic_store(&a->attr_entries, cs.entries);
+	atomic_store(&a->attr_hits, cs.hits);
+	atomic_store(&a->attr_misses, cs.misses);
+	atomic_store(&a->attr_evictions, cs.evictions);
+	atomic_store(&a->attr_rmdir_drops, cs.rmdir_drops);
+}
+
+static void tick(struct sl_agent *a)
+{
+	uint64_t now = sl_mono_ns();
+	for (int i = 0; i < a->nmodules; i++) {
+		struct sl_module *m = &a->modules[i];
+		if (m->enabled && !m->state && m->ops->tick)
+			m->ops->tick(m, now);
+	}
+	publish_attr_stats(a);
+}
+
+/* The poll loop: ring buffers, the tick timer and the signals in one epoll. */
+static int poll_loop(struct sl_agent *a)
+{
+	int ep = epoll_create1(EPOLL_CLOEXEC), tfd, sfd;
+	struct epoll_event ev = {.events = EPOLLIN};
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (ep < 0 || sfd < 0 || tfd < 0) {
+		sl_err(MOD, "poll loop setup: %s", strerror(errno));
+		return -1;
+	}
+	struct itimerspec its = {
+		.it_interval = {.tv_sec = a->cfg.tick_ms / 1000, .tv_nsec = (a->cfg.tick_ms % 1000) * 1000000},
+		.it_value = {.tv_sec = a->cfg.tick_ms / 1000, .tv_nsec = (a->cfg.tick_ms % 1000) * 1000000},
+	};
+	timerfd_settime(tfd, 0, &its, NULL);
+	ev.data.u32 = 1;
+	epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
+	ev.data.u32 = 2;
+	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
+	if (a->rb) {
+		ev.data.u32 = 3;
+		epoll_ctl(ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(a->rb), &ev);
+	}
+	atomic_store(&a->running, 1);
+	while (atomic_load(&a->running)) {
+		struct epoll_event evs[4];
+		int n = epoll_wait(ep, evs, 4, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			sl_err(MOD, "epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.u32 == 3) {
+				int c = ring_buffer__consume(a->rb);
+				if (c < 0 && c != -EINTR)
+					sl_warn(MOD, "ring buffer consume: %s", strerror(-c));
+			} else if (evs[i].data.u32 == 2) {
+				uint64_t exp;
+				if (read(tfd, &exp, sizeof(exp)) == sizeof(exp))
+					tick(a);
+			} else {
+				struct signalfd_siginfo si;
+				if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+					sl_info(MOD, "signal %u: shutting down", si.ssi_signo);
+					atomic_store(&a->running, 0);
+				}
+			}
+		}
+	}
+	close(tfd);
+	close(sfd);
+	close(ep);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct sl_agent agent; /* large; zero-initialised */
+	struct sl_agent *a = &agent;
+	const char *config_path = NULL;
+	int check_only = 0, rc = 0;
+	char err[512];
+	static const struct option opts[] = {{"config", required_argument, 0, 'c'},
+					     {"check-config", no_argument, 0, 'k'},
+					     {"version", no_argument, 0, 'V'},
+					     {"help", no_argument, 0, 'h'},
+					     {0, 0, 0, 0}};
+	int o;
+
+	while ((o = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c': config_path = optarg; break;
+		case 'k': check_only = 1; break;
+		case 'V': printf("sandlensd %s\n", SANDLENS_VERSION); return 0;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	sl_config_defaults(&a->cfg);
+	if (config_path && sl_config_load(&a->cfg, config_path, err, sizeof(err))) {
+		fprintf(stderr, "sandlensd: invalid configuration: %s\n", err);
+		return 2;
+	}
+	if (check_only) {
+		printf("configuration ok\n");
+		return 0;
+	}
+	sl_log_set_level(a->cfg.log_level);
+	libbpf_set_print(libbpf_log);
+	if (geteuid() != 0)
+		sl_warn(MOD, "not running as root: loading BPF programs will likely fail");
+
+	/* SIGINT/SIGTERM go to the poll loop's signalfd; every thread started
+	 * after this inherits the mask. */
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	set_clock_offset(a);
+	ensure_tracefs(a->cfg.tracefs);
+	setup_cgroups(a);
+
+	struct sl_store_config sc = {
+		.path = a->cfg.store.path,
+		.queue_size = a->cfg.store.queue_size,
+		.batch_max = a->cfg.store.batch_max,
+		.max_age_s = a->cfg.store.max_age_s,
+		.max_rows = a->cfg.store.max_rows,
+		.retention_interval_ms = 10000,
+	};
+	a->store = sl_store_open(&sc, err, sizeof(err));
+	if (!a->store) {
+		sl_err(MOD, "store %s: %s", a->cfg.store.path, err);
+		sl_attr_cache_free(a->attr);
+		return 1;
+	}
+	sl_info(MOD, "store %s (WAL)", a->cfg.store.path);
+
+	if (start_modules(a) == 0) {
+		sl_err(MOD, "no module could start; see the errors above");
+		rc = 1;
+		goto out_modules;
+	}
+	struct sl_api *api = sl_api_start(a, err, sizeof(err));
+	if (!api) {
+		sl_err(MOD, "API: %s", err);
+		rc = 1;
+		goto out_modules;
+	}
+	sl_info(MOD, "sandlensd %s ready: api %s%s%s", SANDLENS_VERSION, a->cfg.api.listen,
+		a->cfg.api.unix_socket[0] ? " + unix:" : "", a->cfg.api.unix_socket);
+
+	if (poll_loop(a))
+		rc = 1;
+
+	sl_api_stop(api);
+out_modules:
+	/* Drain what the kernel already wrote, then detach everything. */
+	if (a->rb) {
+		ring_buffer__consume(a->rb);
+		ring_buffer__free(a->rb);
+		a->rb = NULL;
+	}
+	for (int i = 0; i < a->nmodules; i++)
+		if (a->modules[i].ops->destroy && a->modules[i].enabled)
+			a->modules[i].ops->destroy(&a->modules[i]);
+	sl_store_close(a->store); /* flushes the queue */
+	sl_attr_cache_free(a->attr);
+	sl_info(MOD, "stopped");
+	return rc;
+}
