@@ -70,7 +70,7 @@ $(B)/sandlensd: $(B)/obj/agent/main.o $(B)/libsandlens.a
 $(B)/sandlens: $(CLI_OBJS) $(B)/libsandlens.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/tests/%: tests/unit/%.c $(B)/libsandlens.a tests/unit/*.h
+$(B)/tests/%: tests/unit/%.c $(B)/libsandlens.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(B)/libsandlens.a $(LDLIBS) -lcmocka
 

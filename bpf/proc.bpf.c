@@ -18,6 +18,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "task_id.bpf.h"
+#include "sandlens/token_bucket.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -27,7 +28,6 @@ const volatile __u64 exec_burst = 100; /* bucket size */
 const volatile __u32 fatal_only = 1;   /* signals: require SIG_DFL disposition */
 const volatile int v1_hierarchy_id = -1; /* cgroup events: v1 hierarchy to report */
 
-#define NSEC_PER_SEC 1000000000ULL
 /* Signals whose default action is terminate or core dump (signal(7)). */
 #define FATAL_SIG_MASK                                                          \
 	((((1ULL << 17) - 1) & ~1ULL) | (1ULL << 24) | (1ULL << 25) | (1ULL << 26) | \
@@ -86,38 +86,18 @@ static __always_inline void fill_hdr(struct sl_hdr *h, __u32 type)
 	h->ts_ns = bpf_ktime_get_ns();
 }
 
-/* Token bucket for key k. Returns 1 to deliver (and *carried = events of
- * the key suppressed since the last delivery), 0 to suppress (counted in
- * the bucket's pending), -1 when no bucket could be had (table full). */
-static __always_inline int exec_bucket_take(struct sl_exec_key *k, __u64 now,
-					    struct sl_exec_bucket **out, __u64 *carried)
+/* Bucket of key k, created full when absent. NULL when the table is full. */
+static __always_inline struct sl_exec_bucket *exec_bucket_get(struct sl_exec_key *k, __u64 now)
 {
 	struct sl_exec_bucket *b = bpf_map_lookup_elem(&exec_buckets, k);
-	__u64 cap = exec_burst * NSEC_PER_SEC, tokens, elapsed;
 
 	if (!b) {
-		struct sl_exec_bucket nb = {.tokens_nano = cap, .last_ns = now};
+		struct sl_exec_bucket nb;
+		sl_bucket_init(&nb, now, exec_burst);
 		bpf_map_update_elem(&exec_buckets, k, &nb, BPF_NOEXIST);
 		b = bpf_map_lookup_elem(&exec_buckets, k);
-		if (!b)
-			return -1;
 	}
-	*out = b;
-	elapsed = now > b->last_ns ? now - b->last_ns : 0;
-	if (elapsed > 10 * NSEC_PER_SEC)
-		elapsed = 10 * NSEC_PER_SEC;
-	tokens = b->tokens_nano + elapsed * exec_rate;
-	if (tokens > cap)
-		tokens = cap;
-	b->last_ns = now;
-	if (tokens < NSEC_PER_SEC) {
-		b->tokens_nano = tokens;
-		__sync_fetch_and_add(&b->pending, 1);
-		return 0;
-	}
-	b->tokens_nano = tokens - NSEC_PER_SEC;
-	*carried = __sync_lock_test_and_set(&b->pending, 0);
-	return 1;
+	return b;
 }
 
 SEC("tp_btf/sched_process_exec")
@@ -135,12 +115,12 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	bpf_probe_read_kernel_str(key.comm, sizeof(key.comm), &p->comm);
 
 	if (exec_rate) {
-		r = exec_bucket_take(&key, now, &b, &carried);
-		if (r < 0) {
+		b = exec_bucket_get(&key, now);
+		if (!b) {
 			stat_inc(SL_ST_EXEC_KEY_TABLE_FULL, 1);
 			return 0;
 		}
-		if (r == 0) {
+		if (!sl_bucket_take(b, now, exec_rate, exec_burst, &carried)) {
 			stat_inc(SL_ST_EXEC_RATE_LIMITED, 1);
 			return 0;
 		}
@@ -150,7 +130,7 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	if (!e) {
 		stat_inc(SL_ST_EXEC_RB_FAIL, 1);
 		if (b) /* carry this one and what it carried to the next delivery */
-			__sync_fetch_and_add(&b->pending, carried + 1);
+			sl_bucket_undeliver(b, carried);
 		return 0;
 	}
 	fill_hdr(&e->hdr, SL_EV_EXEC);

@@ -1,0 +1,59 @@
+/* Exec flood control (PROC-5): the token bucket per (ppid, comm), shared
+ * verbatim by bpf/proc.bpf.c and the unit tests (tests/unit/test_token_bucket.c).
+ *
+ * State is struct sl_exec_bucket (events.h): tokens in units of 1e-9 token,
+ * the last refill time (CLOCK_MONOTONIC ns) and `pending`, the events of the
+ * key suppressed since the last delivered one. Refill: rate tokens per second,
+ * capped at burst tokens; an idle gap counts at most 10 s (keeps the product
+ * elapsed * rate below 2^63 for rate <= 1e6). `pending` is updated with
+ * atomic add / exchange so concurrent CPUs never lose a count; the token
+ * arithmetic itself is unlocked (a race can let one extra event through,
+ * never lose one).
+ */
+#ifndef SANDLENS_TOKEN_BUCKET_H
+#define SANDLENS_TOKEN_BUCKET_H
+
+#define SL_NSEC_PER_SEC 1000000000ULL
+#define SL_BUCKET_MAX_GAP_NS (10ULL * SL_NSEC_PER_SEC)
+
+/* A fresh bucket: full. */
+static inline void sl_bucket_init(struct sl_exec_bucket *b, __u64 now, __u64 burst)
+{
+	b->tokens_nano = burst * SL_NSEC_PER_SEC;
+	b->last_ns = now;
+	b->pending = 0;
+}
+
+/* Take one token at time now. Returns 1 = deliver, with *carried = the
+ * pending count moved out (to be reported as truncated_count); 0 = suppress
+ * (pending incremented). */
+static inline int sl_bucket_take(struct sl_exec_bucket *b, __u64 now, __u64 rate, __u64 burst,
+				 __u64 *carried)
+{
+	__u64 cap = burst * SL_NSEC_PER_SEC, tokens, elapsed;
+
+	elapsed = now > b->last_ns ? now - b->last_ns : 0;
+	if (elapsed > SL_BUCKET_MAX_GAP_NS)
+		elapsed = SL_BUCKET_MAX_GAP_NS;
+	tokens = b->tokens_nano + elapsed * rate;
+	if (tokens > cap)
+		tokens = cap;
+	b->last_ns = now;
+	if (tokens < SL_NSEC_PER_SEC) {
+		b->tokens_nano = tokens;
+		__sync_fetch_and_add(&b->pending, 1);
+		return 0;
+	}
+	b->tokens_nano = tokens - SL_NSEC_PER_SEC;
+	*carried = __sync_lock_test_and_set(&b->pending, 0);
+	return 1;
+}
+
+/* A delivery could not be completed (ring buffer full): put this event and
+ * what it carried back into pending, for the next delivery to report. */
+static inline void sl_bucket_undeliver(struct sl_exec_bucket *b, __u64 carried)
+{
+	__sync_fetch_and_add(&b->pending, carried + 1);
+}
+
+#endif
