@@ -117,6 +117,17 @@ void sl_attr_cache_free(struct sl_attr_cache *c);
 int sl_attr_cache_lookup(struct sl_attr_cache *c, int hier, uint64_t id, uint64_t now_ns,
 			 struct sl_attr *out, char *path, size_t pathlen);
 
+/* Hybrid rule (v1+v2 hosts, docs/ATTRIBUTION.md): resolve a task from both
+ * ids it carries. v2_id = bpf_get_current_cgroup_id() (0 = not known),
+ * v1_id = the task's cgroup in the v1 hierarchy of mounts->v1_controller
+ * (0 = not known / pure v2). The first answer with is_container == SL_YES
+ * wins, v2 before v1; otherwise the v2 answer if the v2 id was found, else
+ * the v1 answer if found, else unknown. *hier_used (may be NULL) gets the
+ * hierarchy whose answer was returned (-1 none). Returns 1 if the returned
+ * answer was found, 0 otherwise. */
+int sl_attr_cache_resolve(struct sl_attr_cache *c, uint64_t v2_id, uint64_t v1_id, uint64_t now_ns,
+			  struct sl_attr *out, char *path, size_t pathlen, int *hier_used);
+
 /* cgroup:cgroup_mkdir seen: remember id -> path (path relative to the mount). */
 void sl_attr_cache_on_mkdir(struct sl_attr_cache *c, int hier, uint64_t id, const char *path,
 			    uint64_t now_ns);

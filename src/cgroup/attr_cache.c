@@ -444,6 +444,48 @@ int sl_attr_cache_lookup(struct sl_attr_cache *c, int hier, uint64_t id, uint64_
 	return 0;
 }
 
+int sl_attr_cache_resolve(struct sl_attr_cache *c, uint64_t v2_id, uint64_t v1_id, uint64_t now_ns,
+			  struct sl_attr *out, char *path, size_t pathlen, int *hier_used)
+{
+	struct sl_attr a2, a1;
+	char p2[512] = "", p1[512] = "";
+	int f2 = 0, f1 = 0;
+	out_unknown(out, path, pathlen);
+	if (hier_used)
+		*hier_used = -1;
+	if (!c)
+		return 0;
+	if (v2_id)
+		f2 = sl_attr_cache_lookup(c, 0, v2_id, now_ns, &a2, p2, sizeof(p2));
+	if (f2 && a2.is_container == SL_YES)
+		goto use_v2;
+	if (v1_id)
+		f1 = sl_attr_cache_lookup(c, 1, v1_id, now_ns, &a1, p1, sizeof(p1));
+	if (f1 && a1.is_container == SL_YES)
+		goto use_v1;
+	if (f2)
+		goto use_v2;
+	if (f1)
+		goto use_v1;
+	return 0;
+use_v2:
+	if (out)
+		*out = a2;
+	if (path && pathlen)
+		snprintf(path, pathlen, "%s", p2);
+	if (hier_used)
+		*hier_used = 0;
+	return 1;
+use_v1:
+	if (out)
+		*out = a1;
+	if (path && pathlen)
+		snprintf(path, pathlen, "%s", p1);
+	if (hier_used)
+		*hier_used = 1;
+	return 1;
+}
+
 void sl_attr_cache_on_mkdir(struct sl_attr_cache *c, int hier, uint64_t id, const char *path,
 			    uint64_t now_ns)
 {

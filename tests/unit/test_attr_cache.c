@@ -446,6 +446,51 @@ static void test_defaults_and_missing_mount(void **state)
 	sl_attr_cache_free(c);
 }
 
+static void test_hybrid_resolve(void **state)
+{
+	struct fx *f = *state;
+	/* fixture hybrid host: v2 at mnt, v1 (memory) at top/v1 */
+	char v1[128];
+	snprintf(v1, sizeof(v1), "%.64s/v1", f->top);
+	xmkdir(v1, "");
+	xmkdir(v1, "/process_api/1d4141104217d3127574b5cf478a954e");
+	xmkdir(v1, "/docker/" H3);
+	struct sl_cg_mounts m = f->m;
+	snprintf(m.v1, sizeof(m.v1), "%s", v1);
+	snprintf(m.v1_controller, sizeof(m.v1_controller), "memory");
+	m.v1_root_id = ino_of(v1, "");
+	struct sl_attr_cache *c = sl_attr_cache_new(NULL, &m);
+	assert_non_null(c);
+	struct sl_attr a;
+	char path[512];
+	int h;
+	uint64_t t = SEC;
+	uint64_t host_v1 = ino_of(v1, "/process_api/1d4141104217d3127574b5cf478a954e");
+	uint64_t dock_v1 = ino_of(v1, "/docker/" H3);
+	/* host process: v2 root, v1 elsewhere -> v2 answer "host" */
+	assert_int_equal(sl_attr_cache_resolve(c, m.v2_root_id, host_v1, t, &a, path, sizeof(path), &h), 1);
+	assert_int_equal(h, 0);
+	assert_string_equal(a.runtime, "host");
+	/* runc container placed only in v2 (v1 at the launcher's cgroup) */
+	assert_int_equal(sl_attr_cache_resolve(c, ino_of(f->mnt, CTR_PATH), host_v1, t, &a, path,
+					       sizeof(path), &h),
+			 1);
+	assert_int_equal(h, 0);
+	assert_string_equal(a.container_id, H1);
+	/* docker cgroupfs on a hybrid host: only v1 names the container */
+	assert_int_equal(sl_attr_cache_resolve(c, ino_of(f->mnt, SESSION_PATH), dock_v1, t, &a, path,
+					       sizeof(path), &h),
+			 1);
+	assert_int_equal(h, 1);
+	assert_string_equal(a.runtime, "docker");
+	assert_string_equal(path, "/docker/" H3);
+	/* nothing known */
+	assert_int_equal(sl_attr_cache_resolve(c, 0, 0, t, &a, path, sizeof(path), &h), 0);
+	assert_int_equal(h, -1);
+	assert_int_equal(a.is_container, SL_UNKNOWN);
+	sl_attr_cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +501,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rewalk_rate_limit, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_positive_ttl, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_capacity_eviction, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_hybrid_resolve, fx_setup, fx_teardown),
 		cmocka_unit_test(test_rmdir_and_churn),
 		cmocka_unit_test(test_defaults_and_missing_mount),
 	};
