@@ -75,22 +75,23 @@ int sl_agent_add_ringbuf(struct sl_agent *a, const char *name, int map_fd, sl_rb
 
 uint64_t sl_pipeline_resolve(struct sl_agent *a, const struct sl_task_id *t, struct sl_attr *attr)
 {
-	int hier = SL_CG_V2;
-	uint64_t id = t->cgroup_id;
+	uint64_t v1 = a->mounts.v1[0] ? t->cgroup_v1_id : 0;
+	int hier = -1;
 
-	/* Identity rule: the v2 cgroup, unless the task sits at the v2 root on a
-	 * host with the v1 controller hierarchy mounted and is in a non-root v1
-	 * cgroup there (hybrid hosts where a runtime only used v1). */
-	if ((id == 0 || id == a->mounts.v2_root_id) && a->mounts.v1[0] && t->cgroup_v1_id &&
-	    t->cgroup_v1_id != a->mounts.v1_root_id) {
-		hier = SL_CG_V1;
-		id = t->cgroup_v1_id;
-	}
 	memset(attr, 0, sizeof(*attr));
 	attr->is_container = SL_UNKNOWN;
-	if (a->attr)
-		sl_attr_cache_lookup(a->attr, hier, id, sl_mono_ns(), attr, NULL, 0);
-	return id;
+	if (a->attr) {
+		/* Hybrid rule (docs/ATTRIBUTION.md): a container on either
+		 * hierarchy wins, v2 first; else the v2 answer. */
+		sl_attr_cache_resolve(a->attr, t->cgroup_id, v1, sl_mono_ns(), attr, NULL, 0, &hier);
+		return hier == SL_CG_V1 ? v1 : t->cgroup_id;
+	}
+	/* Attribution off: report the v2 cgroup, or the v1 one when the task
+	 * sits at the v2 root in a non-root v1 cgroup. */
+	if ((t->cgroup_id == 0 || t->cgroup_id == a->mounts.v2_root_id) && v1 &&
+	    v1 != a->mounts.v1_root_id)
+		return v1;
+	return t->cgroup_id;
 }
 
 static void put_identity(json_t *o, uint64_t cgid, const struct sl_attr *at)

@@ -56,10 +56,12 @@ int sl_agent_add_ringbuf(struct sl_agent *a, const char *name, int map_fd, sl_rb
 
 /* --- pipeline (poll-loop thread only) --- */
 
-/* Resolve a task identity to (cgroup id used, attribution) by the rule in
- * docs/ARCHITECTURE.md "Identity": the v2 id unless it is the v2 root and
- * a v1 id of a non-root v1 cgroup exists. With attribution off, *attr is
- * zeroed (empty strings, is_container unknown). Returns the cgroup id. */
+/* Resolve a task identity to (cgroup id used, attribution) by the hybrid
+ * rule of docs/ATTRIBUTION.md (sl_attr_cache_resolve): a container found on
+ * the v2 hierarchy, else on the v1 hierarchy, else the v2 answer. With
+ * attribution off, *attr is empty (is_container unknown) and the id is the
+ * v2 one, or the v1 one when the task sits at the v2 root in a non-root v1
+ * cgroup. Returns the cgroup id used. */
 uint64_t sl_pipeline_resolve(struct sl_agent *a, const struct sl_task_id *t, struct sl_attr *attr);
 
 /* JSON object {pid, comm, cgroup_id, container_id} for actor/victim-style
