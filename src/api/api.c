@@ -1,0 +1,525 @@
+/* HTTP server: listeners, routing, replies. Routes and bodies: docs/API.md. */
+#include "api/api.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "common/log.h"
+#include "common/timefmt.h"
+
+#define MOD "api"
+#define LISTEN_BACKLOG 64
+#define CONN_LIMIT 64u
+#define CONN_TIMEOUT_S 30u
+
+struct sl_api {
+	struct sl_agent *a;
+	struct MHD_Daemon *tcp;
+	struct MHD_Daemon *unx;
+	int tcp_port;
+	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	dev_t sock_dev;
+	ino_t sock_ino;
+	size_t max_body;
+};
+
+struct reply {
+	unsigned status;
+	char *body; /* malloc'd */
+	size_t len;
+	const char *ctype;
+};
+
+static void reply_error(struct reply *r, unsigned status, const char *code, const char *msg)
+{
+	free(r->body);
+	r->status = status;
+	r->ctype = "application/json";
+	r->body = sl_api_error_body(code, msg, &r->len);
+}
+
+static void reply_json_list(struct sl_api *api, struct reply *r, const char *key, json_t *items,
+			    int64_t *cursor)
+{
+	r->body = sl_api_list_body(key, items, api->max_body, cursor, NULL, &r->len);
+	if (!r->body) {
+		reply_error(r, 500, "INTERNAL", "out of memory");
+		return;
+	}
+	r->status = 200;
+	r->ctype = "application/json";
+}
+
+/* ---- handlers ---- */
+
+typedef void (*handler_fn)(struct sl_api *api, const struct sl_api_param *p, size_t n,
+			   struct reply *r);
+
+static void h_healthz(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
+{
+	char err[256];
+	if (sl_api_no_params(p, n, err, sizeof(err))) {
+		reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	json_t *h = sl_agent_health_json(api->a);
+	if (!h) {
+		reply_error(r, 500, "INTERNAL", "health unavailable");
+		return;
+	}
+	/* 200 while every module runs (some hooks may be degraded); 503 when
+	 * the agent reports anything else (a module failed). */
+	const char *st = json_string_value(json_object_get(h, "status"));
+	r->status = st && (!strcmp(st, "ok") || !strcmp(st, "degraded")) ? 200 : 503;
+	r->body = json_dumps(h, JSON_COMPACT);
+	json_decref(h);
+	if (!r->body) {
+		reply_error(r, 500, "INTERNAL", "out of memory");
+		return;
+	}
+	r->len = strlen(r->body);
+	r->ctype = "application/json";
+	if (r->len > api->max_body)
+		reply_error(r, 500, "INTERNAL", "health body exceeds the response size bound");
+}
+
+static void h_metrics(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
+{
+	char err[256];
+	if (sl_api_no_params(p, n, err, sizeof(err))) {
+		reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) {
+		reply_error(r, 500, "INTERNAL", "open_memstream failed");
+		return;
+	}
+	sl_agent_write_metrics(api->a, f);
+	if (fclose(f) != 0 || !buf) {
+		free(buf);
+		reply_error(r, 500, "INTERNAL", "writing metrics failed");
+		return;
+	}
+	if (len > api->max_body)
+		len = sl_api_truncate_text(buf, len, api->max_body);
+	r->status = 200;
+	r->body = buf;
+	r->len = len;
+	r->ctype = "text/plain; version=0.0.4; charset=utf-8";
+}
+
+static void h_events(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
+{
+	char err[256];
+	struct sl_event_filter f;
+	if (sl_api_parse_event_params(p, n, sl_time_now_ns(), &f, err, sizeof(err))) {
+		reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	if (!api->a->store) {
+		reply_error(r, 500, "INTERNAL", "event store is not open");
+		return;
+	}
+	err[0] = '\0';
+	json_t *ev = sl_store_query_events(api->a->store, &f, err, sizeof(err));
+	if (!ev) {
+		reply_error(r, 500, "INTERNAL", err[0] ? err : "store query failed");
+		return;
+	}
+	int64_t cursor = f.after_id;
+	reply_json_list(api, r, "events", ev, &cursor);
+	json_decref(ev);
+}
+
+static void h_containers(struct sl_api *api, const struct sl_api_param *p, size_t n,
+			 struct reply *r)
+{
+	char err[256];
+	if (sl_api_no_params(p, n, err, sizeof(err))) {
+		reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	if (!api->a->store) {
+		reply_error(r, 500, "INTERNAL", "event store is not open");
+		return;
+	}
+	err[0] = '\0';
+	json_t *c = sl_store_query_containers(api->a->store, err, sizeof(err));
+	if (!c) {
+		reply_error(r, 500, "INTERNAL", err[0] ? err : "store query failed");
+		return;
+	}
+	reply_json_list(api, r, "containers", c, NULL);
+	json_decref(c);
+}
+
+static const struct route {
+	const char *path;
+	handler_fn fn;
+} routes[] = {
+	{"/healthz", h_healthz},
+	{"/metrics", h_metrics},
+	{"/api/v1/events", h_events},
+	{"/api/v1/containers", h_containers},
+};
+
+/* ---- MHD glue ---- */
+
+struct params {
+	size_t n;
+	int overflow;
+	struct sl_api_param p[SL_API_MAX_PARAMS];
+};
+
+static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *value)
+{
+	(void)kind;
+	struct params *ps = cls;
+	if (ps->n == SL_API_MAX_PARAMS) {
+		ps->overflow = 1;
+		return MHD_NO;
+	}
+	ps->p[ps->n].key = key ? key : "";
+	ps->p[ps->n].value = value;
+	ps->n++;
+	return MHD_YES;
+}
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r)
+{
+	if (!r->body) { /* out of memory building even the error */
+		r->status = 500;
+		r->ctype = "application/json";
+		r->body = strdup("{\"error\":{\"code\":\"INTERNAL\",\"message\":\"out of memory\"}}");
+		if (!r->body)
+			return MHD_NO;
+		r->len = strlen(r->body);
+	}
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(r->body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (r->status == 405)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	enum MHD_Result ret = MHD_queue_response(c, r->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	(void)upload;
+	(void)upload_size;
+	(void)con_cls;
+	struct sl_api *api = cls;
+	struct reply r = {0};
+	const struct route *rt = NULL;
+
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strcmp(url, routes[i].path) == 0)
+			rt = &routes[i];
+
+	if (!rt) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "no route for %.120s", url);
+		reply_error(&r, 404, "NOT_FOUND", msg);
+	} else if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "%.32s not allowed on %s (use GET)", method, rt->path);
+		reply_error(&r, 405, "METHOD_NOT_ALLOWED", msg);
+	} else {
+		struct params ps = {0};
+		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_param, &ps);
+		if (ps.overflow) {
+			char msg[96];
+			snprintf(msg, sizeof(msg), "more than %d query parameters",
+				 SL_API_MAX_PARAMS);
+			reply_error(&r, 400, "INVALID_ARGUMENT", msg);
+		} else {
+			rt->fn(api, ps.p, ps.n, &r);
+		}
+	}
+	sl_debug(MOD, "%s %s -> %u (%zu bytes)", method, url, r.status, r.len);
+	return send_reply(c, &r);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	char msg[512];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	size_t n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	sl_warn(MOD, "microhttpd: %s", msg);
+}
+
+/* MHD owns fd from here on: MHD_stop_daemon() closes it. */
+static struct MHD_Daemon *start_daemon(struct sl_api *api, int fd, char *err, size_t errlen)
+{
+	/* one thread: MHD's internal polling thread; more: a pool (MHD warns
+	 * about a pool of size 1, so the option is passed only above 1) */
+	unsigned threads = (unsigned)api->a->cfg.api.threads;
+	struct MHD_OptionItem opts[] = {
+		{threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_ARRAY, threads, NULL},
+		{MHD_OPTION_END, 0, NULL},
+	};
+	if (threads <= 1)
+		opts[0] = opts[1];
+	struct MHD_Daemon *d = MHD_start_daemon(
+		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, api,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, /* must come first */
+		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT,
+		MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S, MHD_OPTION_ARRAY, opts,
+		MHD_OPTION_END);
+	if (!d)
+		snprintf(err, errlen, "api: starting microhttpd failed");
+	return d;
+}
+
+/* "host:port" or "[v6]:port". */
+static int split_hostport(const char *s, char *host, size_t hl, char *port, size_t pl)
+{
+	const char *colon;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		if (!close || close[1] != ':')
+			return -1;
+		if ((size_t)(close - s - 1) >= hl)
+			return -1;
+		memcpy(host, s + 1, (size_t)(close - s - 1));
+		host[close - s - 1] = '\0';
+		colon = close + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || (size_t)(colon - s) >= hl || memchr(s, ':', (size_t)(colon - s)))
+			return -1;
+		memcpy(host, s, (size_t)(colon - s));
+		host[colon - s] = '\0';
+	}
+	const char *p = colon + 1;
+	if (!*p || strlen(p) >= pl || strspn(p, "0123456789") != strlen(p) || atol(p) > 65535)
+		return -1;
+	strcpy(port, p);
+	return host[0] ? 0 : -1;
+}
+
+static int is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return 0;
+}
+
+static int listen_tcp(struct sl_api *api, const char *spec, char *err, size_t errlen)
+{
+	char host[128], port[8];
+	if (split_hostport(spec, host, sizeof(host), port, sizeof(port))) {
+		snprintf(err, errlen, "api.listen: '%s' is not host:port", spec);
+		return -1;
+	}
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res, *ai;
+	int rc = getaddrinfo(host, port, &hints, &res);
+	if (rc) {
+		snprintf(err, errlen, "api.listen: %s: %s", spec, gai_strerror(rc));
+		return -1;
+	}
+	int fd = -1, saved = 0;
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			    ai->ai_protocol);
+		if (fd < 0) {
+			saved = errno;
+			continue;
+		}
+		int one = 1;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ai->ai_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, LISTEN_BACKLOG) == 0)
+			break;
+		saved = errno;
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		freeaddrinfo(res);
+		snprintf(err, errlen, "api.listen: %s: %s", spec, strerror(saved));
+		return -1;
+	}
+	if (!is_loopback(ai->ai_addr))
+		sl_warn(MOD, "listening on non-loopback address %s: the API has no authentication",
+			spec);
+	freeaddrinfo(res);
+
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		api->tcp_port = ntohs(ss.ss_family == AF_INET6
+					      ? ((struct sockaddr_in6 *)&ss)->sin6_port
+					      : ((struct sockaddr_in *)&ss)->sin_port);
+	api->tcp = start_daemon(api, fd, err, errlen);
+	if (!api->tcp)
+		return -1;
+	sl_info(MOD, "listening on %s (port %d)", spec, api->tcp_port);
+	return 0;
+}
+
+/* Removes a leftover socket file nobody listens on. */
+static int clear_stale(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : (snprintf(err, errlen, "api.unix_socket: %s: %s", path,
+						       strerror(errno)),
+					      -1);
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "api.unix_socket: %s exists and is not a socket", path);
+		return -1;
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "api.unix_socket: socket: %s", strerror(errno));
+		return -1;
+	}
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	strcpy(sa.sun_path, path);
+	int live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	if (live) {
+		snprintf(err, errlen, "api.unix_socket: %s is in use by a running process", path);
+		return -1;
+	}
+	if (unlink(path) != 0 && errno != ENOENT) {
+		snprintf(err, errlen, "api.unix_socket: removing stale %s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	sl_info(MOD, "removed stale socket %s", path);
+	return 0;
+}
+
+static int listen_unix(struct sl_api *api, const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (path[0] != '/' || strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "api.unix_socket: '%s' must be an absolute path shorter than %zu",
+			 path, sizeof(sa.sun_path));
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+
+	/* create the directory itself (one level) if it is missing */
+	char dir[sizeof(sa.sun_path)];
+	strcpy(dir, path);
+	char *slash = strrchr(dir, '/');
+	if (slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+			snprintf(err, errlen, "api.unix_socket: mkdir %s: %s", dir, strerror(errno));
+			return -1;
+		}
+	}
+	if (clear_stale(path, err, errlen))
+		return -1;
+
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "api.unix_socket: socket: %s", strerror(errno));
+		return -1;
+	}
+	/* Linux creates the file with the socket inode's mode & ~umask, so the
+	 * socket is never reachable by others, not even between bind and chmod. */
+	struct stat st;
+	if (fchmod(fd, 0600) != 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		snprintf(err, errlen, "api.unix_socket: bind %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (chmod(path, 0600) != 0 || lstat(path, &st) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
+		snprintf(err, errlen, "api.unix_socket: %s: %s", path, strerror(errno));
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	strcpy(api->sock_path, path);
+	api->sock_dev = st.st_dev;
+	api->sock_ino = st.st_ino;
+	api->unx = start_daemon(api, fd, err, errlen);
+	if (!api->unx)
+		return -1;
+	sl_info(MOD, "listening on unix:%s (mode 0600)", path);
+	return 0;
+}
+
+struct sl_api *sl_api_start(struct sl_agent *a, char *err, size_t errlen)
+{
+	const char *tcp = a->cfg.api.listen, *unx = a->cfg.api.unix_socket;
+	if (!tcp[0] && !unx[0]) {
+		snprintf(err, errlen, "api: neither api.listen nor api.unix_socket is set");
+		return NULL;
+	}
+	struct sl_api *api = calloc(1, sizeof(*api));
+	if (!api) {
+		snprintf(err, errlen, "api: out of memory");
+		return NULL;
+	}
+	api->a = a;
+	api->max_body = SL_API_MAX_BODY;
+	if ((tcp[0] && listen_tcp(api, tcp, err, errlen)) ||
+	    (unx[0] && listen_unix(api, unx, err, errlen))) {
+		sl_api_stop(api);
+		return NULL;
+	}
+	return api;
+}
+
+void sl_api_stop(struct sl_api *api)
+{
+	if (!api)
+		return;
+	if (api->tcp)
+		MHD_stop_daemon(api->tcp);
+	if (api->unx)
+		MHD_stop_daemon(api->unx);
+	if (api->sock_path[0]) {
+		struct stat st;
+		if (lstat(api->sock_path, &st) == 0 && st.st_dev == api->sock_dev &&
+		    st.st_ino == api->sock_ino)
+			unlink(api->sock_path);
+	}
+	free(api);
+}
+
+int sl_api_tcp_port(const struct sl_api *api) { return api && api->tcp ? api->tcp_port : 0; }
+
+void sl_api_set_max_body(struct sl_api *api, size_t bytes) { api->max_body = bytes; }

@@ -1,0 +1,96 @@
+/* Local HTTP API (OUT-4) and the /metrics endpoint (OUT-2), served by
+ * libmicrohttpd from its own threads. docs/API.md is the reference for
+ * routes, parameters, status codes and bodies.
+ *
+ * Listeners: TCP on cfg.api.listen ("host:port"; default 127.0.0.1:9753,
+ * loopback only unless configured otherwise; "" = none) and/or a unix
+ * socket at cfg.api.unix_socket (created mode 0600; a stale socket file is
+ * replaced, a live one or a non-socket file is an error). Each listener gets
+ * its own MHD daemon with an internal pool of cfg.api.threads threads.
+ *
+ * Threads: handlers run on MHD threads and touch only thread-safe state:
+ * the store's query functions, sl_agent_health_json() and
+ * sl_agent_write_metrics().
+ */
+#ifndef SANDLENS_API_H
+#define SANDLENS_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "store/store.h"
+
+struct sl_agent;
+struct sl_api;
+
+/* Bodies larger than this are cut (OUT-4): event/container lists lose their
+ * tail and carry "truncated": true; text gets a "# ...[truncated]" line. */
+#define SL_API_MAX_BODY ((size_t)8 << 20)
+/* Query parameters read per request; more is a 400. */
+#define SL_API_MAX_PARAMS 32
+
+/* Starts the listeners configured in a->cfg.api. At least one of listen and
+ * unix_socket must be set. Returns NULL and a message in err on failure
+ * (address parse, bind, socket path, MHD start). */
+struct sl_api *sl_api_start(struct sl_agent *a, char *err, size_t errlen);
+
+/* Stops both daemons (waits for running handlers), closes the listeners and
+ * removes the unix socket file if it is still the one we created. NULL is a
+ * no-op. */
+void sl_api_stop(struct sl_api *api);
+
+/* TCP port actually bound (useful with port 0), or 0 when there is no TCP
+ * listener. */
+int sl_api_tcp_port(const struct sl_api *api);
+
+/* Overrides SL_API_MAX_BODY (bytes; tests). Call before requests arrive. */
+void sl_api_set_max_body(struct sl_api *api, size_t bytes);
+
+/* ---- request parsing (api_params.c; pure, no I/O) ---- */
+
+/* One query parameter as received (already percent-decoded). value is NULL
+ * for a bare "?key". */
+struct sl_api_param {
+	const char *key;
+	const char *value;
+};
+
+/* Builds the store filter for GET /api/v1/events from the query parameters
+ * type, container, pod, since, until, limit, after_id, order (see
+ * docs/API.md). since/until take RFC 3339, a duration meaning now_ns minus
+ * it, or integer ns since the epoch. String fields of *f point into the
+ * params' values (valid as long as they are). Returns 0, or -EINVAL with
+ * "<param>: <reason>" in err for an unknown, repeated, empty or malformed
+ * parameter. */
+int sl_api_parse_event_params(const struct sl_api_param *p, size_t n, int64_t now_ns,
+			      struct sl_event_filter *f, char *err, size_t errlen);
+
+/* For routes that take no parameters: 0 when n == 0, else -EINVAL and
+ * "unknown parameter '<key>'" in err. */
+int sl_api_no_params(const struct sl_api_param *p, size_t n, char *err, size_t errlen);
+
+/* ---- bodies (api_events.c; pure) ---- */
+
+/* {"error":{"code":code,"message":msg}} as a malloc'd NUL-terminated string
+ * (*len = strlen). code: INVALID_ARGUMENT | NOT_FOUND | METHOD_NOT_ALLOWED |
+ * INTERNAL. NULL only when out of memory. */
+char *sl_api_error_body(const char *code, const char *msg, size_t *len);
+
+/* {"<key>":[items...]} from a JSON array, compact, at most max bytes: items
+ * that do not fit are left off and "truncated":true is added. When cursor is
+ * non-NULL the body also has "next_after_id": the largest integer "id" among
+ * the items included, or *cursor when none has one (so a follower keeps its
+ * place); *cursor is updated to that value. *count gets the number of items
+ * included (may be NULL). Returns a malloc'd string, NULL when out of
+ * memory. */
+char *sl_api_list_body(const char *key, json_t *items, size_t max, int64_t *cursor, size_t *count,
+		       size_t *len);
+
+/* Cuts text of length len to at most max bytes at a line boundary and
+ * appends "# ...[truncated]\n" (a Prometheus comment). buf must have room
+ * for max bytes; max must be >= 64. Returns the new length (len unchanged
+ * when it already fits). */
+size_t sl_api_truncate_text(char *buf, size_t len, size_t max);
+
+#endif

@@ -1,0 +1,729 @@
+/* In-process API test: a real store on a temp file, the API on 127.0.0.1
+ * (port 0) and on a unix socket in a mkdtemp directory, queried with
+ * libcurl over both. sl_agent_health_json() and sl_agent_write_metrics() are
+ * test doubles here (the real ones need a running agent), so health status
+ * and metrics size are under the test's control. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "agent/agent.h"
+#include "api/api.h"
+#include "common/log.h"
+#include "common/timefmt.h"
+#include "store/store.h"
+
+/* ---- test doubles for the agent's read side ---- */
+
+static const char *volatile g_status = "ok";
+static volatile int g_metric_lines = 3;
+
+json_t *sl_agent_health_json(struct sl_agent *a)
+{
+	(void)a;
+	return json_pack("{s:s,s:[{s:s,s:s,s:[]}]}", "status", g_status, "modules", "name", "proc",
+			 "state", strcmp(g_status, "ok") ? "failed" : "running", "hooks");
+}
+
+void sl_agent_write_metrics(struct sl_agent *a, FILE *out)
+{
+	(void)a;
+	fprintf(out, "# TYPE sandlens_test_total counter\n");
+	for (int i = 0; i < g_metric_lines; i++)
+		fprintf(out, "sandlens_test_total{n=\"%d\"} %d\n", i, i);
+}
+
+/* ---- fixture ---- */
+
+#define NEV 5
+
+static struct sl_agent g_agent;
+static struct sl_api *g_api;
+static struct sl_store *g_store;
+static char g_dir[64];
+static char g_sock[128];
+static int g_port;
+static int64_t g_t0;
+static json_t *g_sent[NEV]; /* what was submitted, oldest first */
+
+static json_t *make_event(int i)
+{
+	static const char *const types[NEV] = {"exec", "exit", "signal", "oom", "exec"};
+	static const char *const cids[NEV] = {"c0ffee0123456789abcdef", "c0ffee0123456789abcdef",
+					      "deadbeef99887766", "c0ffee0123456789abcdef", ""};
+	static const char *const pods[NEV] = {"pod-a", "pod-a", "", "pod-a", ""};
+	static const char *const rts[NEV] = {"containerd", "containerd", "docker", "containerd",
+					     "host"};
+	char t[SL_TIME_RFC3339_MAX];
+	sl_time_format(g_t0 + (int64_t)(i + 1) * 1000000000LL + 7, t, sizeof(t));
+	json_t *o = json_pack("{s:s,s:s,s:i,s:i,s:s,s:I,s:s,s:s,s:s}", "time", t, "type", types[i],
+			      "pid", 100 + i, "ppid", 1, "comm", "sh", "cgroup_id",
+			      (json_int_t)(5000 + i), "container_id", cids[i], "pod_uid", pods[i],
+			      "runtime", rts[i]);
+	if (!strcmp(types[i], "exec")) {
+		json_object_set_new(o, "filename", json_string("/bin/echo"));
+		json_object_set_new(o, "argv", json_pack("[s,s,s]", "echo", "hello", "wörld \"q\""));
+		json_object_set_new(o, "args_truncated", json_false());
+		json_object_set_new(o, "truncated_count", json_integer(i));
+	} else if (!strcmp(types[i], "exit")) {
+		json_object_set_new(o, "exit_code", json_integer(3));
+		json_object_set_new(o, "signal", json_integer(0));
+		json_object_set_new(o, "core_dumped", json_false());
+		json_object_set_new(o, "lifetime_ns", json_integer(123456789));
+	} else if (!strcmp(types[i], "signal")) {
+		json_object_set_new(o, "signal", json_integer(11));
+		json_object_set_new(o, "sender_pid", json_integer(102));
+		json_object_set_new(o, "sender_comm", json_string("crash"));
+		json_object_set_new(o, "target_pid", json_integer(102));
+		json_object_set_new(o, "target_comm", json_string("crash"));
+	} else {
+		json_object_set_new(o, "constraint", json_string("memcg"));
+		json_object_set_new(o, "actor", json_pack("{s:i,s:s,s:i,s:s}", "pid", 103, "comm", "hog",
+							  "cgroup_id", 5003, "container_id",
+							  cids[i]));
+		json_object_set_new(o, "victim", json_pack("{s:i,s:s,s:i,s:s}", "pid", 103, "comm",
+							   "hog", "cgroup_id", 5003,
+							   "container_id", cids[i]));
+	}
+	return o;
+}
+
+static int count_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	char err[256];
+	sl_log_set_level(SL_LOG_WARN);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	strcpy(g_dir, "/tmp/sl-api-test.XXXXXX");
+	if (!mkdtemp(g_dir))
+		return -1;
+	char db[128];
+	snprintf(db, sizeof(db), "%s/events.db", g_dir);
+	struct sl_store_config sc = {.path = db};
+	g_store = sl_store_open(&sc, err, sizeof(err));
+	if (!g_store) {
+		fprintf(stderr, "store: %s\n", err);
+		return -1;
+	}
+	g_t0 = sl_time_now_ns() - 600LL * 1000000000LL; /* ten minutes ago */
+	for (int i = 0; i < NEV; i++) {
+		g_sent[i] = make_event(i);
+		struct sl_store_event ev = {0};
+		ev.time_ns = g_t0 + (int64_t)(i + 1) * 1000000000LL + 7;
+		snprintf(ev.type, sizeof(ev.type), "%s", json_string_value(json_object_get(g_sent[i], "type")));
+		ev.pid = (uint32_t)(100 + i);
+		snprintf(ev.container_id, sizeof(ev.container_id), "%s",
+			 json_string_value(json_object_get(g_sent[i], "container_id")));
+		snprintf(ev.pod_uid, sizeof(ev.pod_uid), "%s",
+			 json_string_value(json_object_get(g_sent[i], "pod_uid")));
+		snprintf(ev.runtime, sizeof(ev.runtime), "%s",
+			 json_string_value(json_object_get(g_sent[i], "runtime")));
+		ev.json = json_dumps(g_sent[i], JSON_COMPACT);
+		if (sl_store_submit(g_store, &ev))
+			return -1;
+	}
+	if (sl_store_flush(g_store))
+		return -1;
+
+
+	snprintf(g_agent.cfg.api.listen, sizeof(g_agent.cfg.api.listen), "127.0.0.1:0");
+	snprintf(g_sock, sizeof(g_sock), "%s/run/api.sock", g_dir); /* run/ does not exist yet */
+	snprintf(g_agent.cfg.api.unix_socket, sizeof(g_agent.cfg.api.unix_socket), "%s", g_sock);
+	g_agent.cfg.api.threads = 2;
+	g_agent.store = g_store;
+	mode_t old = umask(0); /* the socket must be 0600 whatever the umask */
+	g_api = sl_api_start(&g_agent, err, sizeof(err));
+	umask(old);
+	if (!g_api) {
+		fprintf(stderr, "api: %s\n", err);
+		return -1;
+	}
+	g_port = sl_api_tcp_port(g_api);
+	return g_port > 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char path[160];
+	sl_api_stop(g_api);
+	sl_store_close(g_store);
+	for (int i = 0; i < NEV; i++)
+		json_decref(g_sent[i]);
+	static const char *const files[] = {"events.db", "events.db-wal", "events.db-shm",
+					    "run/api.sock", "other.sock", "plain"};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", g_dir, files[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/run", g_dir);
+	rmdir(path);
+	rmdir(g_dir);
+	curl_global_cleanup();
+	return 0;
+}
+
+/* ---- HTTP client ---- */
+
+struct http {
+	long status;
+	char *body;
+	size_t len;
+	char ctype[128];
+	char allow[64];
+};
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+{
+	struct http *h = ud;
+	char *nb = realloc(h->body, h->len + sz * n + 1);
+	if (!nb)
+		return 0;
+	h->body = nb;
+	memcpy(h->body + h->len, p, sz * n);
+	h->len += sz * n;
+	h->body[h->len] = '\0';
+	return sz * n;
+}
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+	struct http *h = ud;
+	size_t len = sz * n, ret = len;
+	if (len > 6 && strncasecmp(p, "Allow:", 6) == 0) {
+		p += 6;
+		len -= 6;
+		while (len && *p == ' ') {
+			p++;
+			len--;
+		}
+		size_t k = len < sizeof(h->allow) ? len : sizeof(h->allow) - 1;
+		memcpy(h->allow, p, k);
+		h->allow[k] = '\0';
+		char *e = h->allow + strlen(h->allow);
+		while (e > h->allow && (e[-1] == '\r' || e[-1] == '\n' || e[-1] == ' '))
+			*--e = '\0';
+	}
+	return ret;
+}
+
+/* path includes the query string. via_unix: use the unix socket. */
+static void req(const char *method, const char *path, int via_unix, struct http *h)
+{
+	char url[1024];
+	memset(h, 0, sizeof(*h));
+	CURL *c = curl_easy_init();
+	assert_non_null(c);
+	if (via_unix) {
+		snprintf(url, sizeof(url), "http://localhost%s", path);
+		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, g_sock);
+	} else {
+		snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", g_port, path);
+	}
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	if (!strcmp(method, "HEAD"))
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	else if (strcmp(method, "GET"))
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	if (!strcmp(method, "POST")) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, "{\"x\":1}");
+	}
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+	CURLcode rc = curl_easy_perform(c);
+	if (rc != CURLE_OK)
+		fail_msg("%s %s: %s", method, path, curl_easy_strerror(rc));
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &h->status);
+	char *ct = NULL;
+	curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
+	snprintf(h->ctype, sizeof(h->ctype), "%s", ct ? ct : "");
+	curl_easy_cleanup(c);
+}
+
+static json_t *req_json(const char *path, int via_unix, long want_status)
+{
+	struct http h;
+	req("GET", path, via_unix, &h);
+	if (h.status != want_status)
+		fail_msg("GET %s: status %ld, want %ld; body %s", path, h.status, want_status,
+			 h.body ? h.body : "");
+	assert_string_equal(h.ctype, "application/json");
+	json_error_t je;
+	json_t *o = json_loadb(h.body ? h.body : "", h.len, 0, &je);
+	if (!o)
+		fail_msg("GET %s: not JSON (%s): %s", path, je.text, h.body ? h.body : "");
+	free(h.body);
+	return o;
+}
+
+/* Event i of what was sent equals a returned object minus its "id". */
+static void assert_event_is(json_t *got, int i)
+{
+	json_t *copy = json_deep_copy(got);
+	assert_true(json_is_integer(json_object_get(copy, "id")));
+	json_object_del(copy, "id");
+	if (!json_equal(copy, g_sent[i])) {
+		char *a = json_dumps(copy, JSON_SORT_KEYS), *b = json_dumps(g_sent[i], JSON_SORT_KEYS);
+		fail_msg("event %d differs:\n got  %s\n want %s", i, a, b);
+	}
+	json_decref(copy);
+}
+
+/* Indexes into g_sent of an events body, by matching pid (100 + i). */
+static int pids_of(json_t *body, int *out, int max)
+{
+	json_t *ev = json_object_get(body, "events");
+	assert_true(json_is_array(ev));
+	int n = (int)json_array_size(ev);
+	assert_true(n <= max);
+	for (int k = 0; k < n; k++) {
+		json_t *e = json_array_get(ev, (size_t)k);
+		out[k] = (int)json_integer_value(json_object_get(e, "pid")) - 100;
+		assert_true(out[k] >= 0 && out[k] < NEV);
+		assert_event_is(e, out[k]);
+	}
+	return n;
+}
+
+/* ---- tests ---- */
+
+static void test_events_all_both_transports(void **state)
+{
+	(void)state;
+	struct http a, b;
+	req("GET", "/api/v1/events", 0, &a);
+	req("GET", "/api/v1/events", 1, &b);
+	assert_int_equal(a.status, 200);
+	assert_int_equal(b.status, 200);
+	assert_string_equal(a.body, b.body); /* same answer over TCP and the unix socket */
+	free(a.body);
+	free(b.body);
+
+	json_t *o = req_json("/api/v1/events", 1, 200);
+	int idx[NEV];
+	assert_int_equal(pids_of(o, idx, NEV), NEV);
+	for (int k = 0; k < NEV; k++) /* newest first by default */
+		assert_int_equal(idx[k], NEV - 1 - k);
+	json_t *first = json_array_get(json_object_get(o, "events"), 0);
+	assert_int_equal(json_integer_value(json_object_get(o, "next_after_id")),
+			 json_integer_value(json_object_get(first, "id")));
+	assert_null(json_object_get(o, "truncated"));
+	json_decref(o);
+}
+
+static void check_filter(const char *query, const int *want, int nwant)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "/api/v1/events?%s", query);
+	json_t *o = req_json(path, 0, 200);
+	int idx[NEV];
+	int n = pids_of(o, idx, NEV);
+	if (n != nwant)
+		fail_msg("%s: %d events, want %d", query, n, nwant);
+	for (int k = 0; k < n; k++)
+		if (idx[k] != want[k])
+			fail_msg("%s: event %d is #%d, want #%d", query, k, idx[k], want[k]);
+	json_decref(o);
+}
+
+static void test_events_filters(void **state)
+{
+	(void)state;
+	char q[256], t[SL_TIME_RFC3339_MAX];
+	check_filter("type=exec", (int[]){4, 0}, 2);
+	check_filter("type=oom", (int[]){3}, 1);
+	check_filter("type=exec&order=asc", (int[]){0, 4}, 2);
+	check_filter("container=c0ffee0123456789abcdef", (int[]){3, 1, 0}, 3);
+	check_filter("container=c0ffee", (int[]){3, 1, 0}, 3); /* prefix */
+	check_filter("container=deadbeef99887766&type=signal", (int[]){2}, 1);
+	check_filter("container=ffff0000", (int[]){0}, 0);
+	check_filter("pod=pod-a&type=exit", (int[]){1}, 1);
+	check_filter("since=1h", (int[]){4, 3, 2, 1, 0}, 5);
+	check_filter("since=1m", (int[]){0}, 0);
+	check_filter("until=1h", (int[]){0}, 0);
+	check_filter("limit=2", (int[]){4, 3}, 2);
+
+	/* since is inclusive, until exclusive; times to the nanosecond */
+	sl_time_format(g_t0 + 2000000007LL, t, sizeof(t)); /* event #1's time */
+	snprintf(q, sizeof(q), "since=%s&order=asc", t);
+	check_filter(q, (int[]){1, 2, 3, 4}, 4);
+	sl_time_format(g_t0 + 2000000008LL, t, sizeof(t));
+	snprintf(q, sizeof(q), "since=%s&order=asc", t);
+	check_filter(q, (int[]){2, 3, 4}, 3);
+	snprintf(q, sizeof(q), "until=%s&order=asc", t);
+	check_filter(q, (int[]){0, 1}, 2);
+	/* integer ns and an explicit offset (URL-encoded '+') */
+	snprintf(q, sizeof(q), "since=%lld&until=%lld&order=asc", (long long)(g_t0 + 3000000007LL),
+		 (long long)(g_t0 + 4000000007LL));
+	check_filter(q, (int[]){2}, 1);
+}
+
+static void test_events_offset_time(void **state)
+{
+	(void)state;
+	/* 2 h east of UTC, written both with %2B and with a raw '+' (which form
+	 * decoding turns into a space): both must mean the same instant */
+	char t[SL_TIME_RFC3339_MAX], q[256];
+	int64_t at = g_t0 + 3000000007LL + 7200LL * 1000000000LL; /* event #2, shifted */
+	sl_time_format(at, t, sizeof(t));
+	t[strlen(t) - 1] = '\0'; /* drop Z */
+	snprintf(q, sizeof(q), "since=%s%%2B02:00&order=asc", t);
+	check_filter(q, (int[]){2, 3, 4}, 3);
+	snprintf(q, sizeof(q), "since=%s+02:00&order=asc", t);
+	check_filter(q, (int[]){2, 3, 4}, 3);
+}
+
+static void test_events_paging(void **state)
+{
+	(void)state;
+	int64_t cursor = 0;
+	int seen = 0;
+	for (int round = 0; round < 10; round++) {
+		char path[128];
+		snprintf(path, sizeof(path), "/api/v1/events?order=asc&limit=2&after_id=%lld",
+			 (long long)cursor);
+		json_t *o = req_json(path, round & 1, 200);
+		int idx[NEV];
+		int n = pids_of(o, idx, 2);
+		for (int k = 0; k < n; k++)
+			assert_int_equal(idx[k], seen + k); /* oldest first, no gap, no repeat */
+		seen += n;
+		int64_t next = json_integer_value(json_object_get(o, "next_after_id"));
+		if (n)
+			assert_true(next > cursor);
+		else
+			assert_true(next == cursor); /* caught up: keep the place */
+		cursor = next;
+		json_decref(o);
+		if (n == 0)
+			break;
+	}
+	assert_int_equal(seen, NEV);
+}
+
+static void test_containers(void **state)
+{
+	(void)state;
+	json_t *o = req_json("/api/v1/containers", 0, 200);
+	json_t *cs = json_object_get(o, "containers");
+	assert_int_equal(json_array_size(cs), 2); /* host rows are not containers */
+	size_t i;
+	json_t *c;
+	int found = 0;
+	json_array_foreach(cs, i, c)
+	{
+		const char *id = json_string_value(json_object_get(c, "container_id"));
+		if (!strcmp(id, "c0ffee0123456789abcdef")) {
+			assert_int_equal(json_integer_value(json_object_get(c, "events")), 3);
+			found++;
+		} else if (!strcmp(id, "deadbeef99887766")) {
+			assert_int_equal(json_integer_value(json_object_get(c, "events")), 1);
+			found++;
+		}
+	}
+	assert_int_equal(found, 2);
+	json_decref(o);
+}
+
+static void check_error(const char *method, const char *path, long status, const char *code,
+			const char *needle)
+{
+	for (int via_unix = 0; via_unix < 2; via_unix++) {
+		struct http h;
+		req(method, path, via_unix, &h);
+		if (h.status != status)
+			fail_msg("%s %s: status %ld want %ld", method, path, h.status, status);
+		assert_string_equal(h.ctype, "application/json");
+		json_error_t je;
+		json_t *o = json_loadb(h.body ? h.body : "", h.len, 0, &je);
+		if (!o)
+			fail_msg("%s %s: error body not JSON: %s", method, path, h.body);
+		json_t *e = json_object_get(o, "error");
+		assert_string_equal(json_string_value(json_object_get(e, "code")), code);
+		const char *msg = json_string_value(json_object_get(e, "message"));
+		if (!msg || !strstr(msg, needle))
+			fail_msg("%s %s: message '%s' lacks '%s'", method, path, msg ? msg : "",
+				 needle);
+		if (status == 405)
+			assert_string_equal(h.allow, "GET, HEAD");
+		json_decref(o);
+		free(h.body);
+	}
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	check_error("GET", "/api/v1/events?type=fork", 400, "INVALID_ARGUMENT", "type");
+	check_error("GET", "/api/v1/events?limit=0", 400, "INVALID_ARGUMENT", "limit");
+	check_error("GET", "/api/v1/events?limit=10001", 400, "INVALID_ARGUMENT", "limit");
+	check_error("GET", "/api/v1/events?since=yesterday", 400, "INVALID_ARGUMENT", "since");
+	check_error("GET", "/api/v1/events?until=2023-02-30T00:00:00Z", 400, "INVALID_ARGUMENT",
+		    "until");
+	check_error("GET", "/api/v1/events?after_id=-1", 400, "INVALID_ARGUMENT", "after_id");
+	check_error("GET", "/api/v1/events?order=sideways", 400, "INVALID_ARGUMENT", "order");
+	check_error("GET", "/api/v1/events?colour=red", 400, "INVALID_ARGUMENT", "colour");
+	check_error("GET", "/api/v1/events?type=exec&type=exit", 400, "INVALID_ARGUMENT",
+		    "more than once");
+	check_error("GET", "/api/v1/events?container=a%20b", 400, "INVALID_ARGUMENT", "container");
+	check_error("GET", "/api/v1/containers?all=1", 400, "INVALID_ARGUMENT", "all");
+	check_error("GET", "/healthz?x", 400, "INVALID_ARGUMENT", "x");
+	check_error("GET", "/metrics?format=json", 400, "INVALID_ARGUMENT", "format");
+	check_error("GET", "/", 404, "NOT_FOUND", "/");
+	check_error("GET", "/api/v1/event", 404, "NOT_FOUND", "/api/v1/event");
+	check_error("GET", "/api/v1/events/", 404, "NOT_FOUND", "/api/v1/events/");
+	check_error("DELETE", "/nowhere", 404, "NOT_FOUND", "/nowhere");
+	check_error("POST", "/api/v1/events", 405, "METHOD_NOT_ALLOWED", "POST");
+	check_error("DELETE", "/healthz", 405, "METHOD_NOT_ALLOWED", "DELETE");
+	check_error("PUT", "/metrics", 405, "METHOD_NOT_ALLOWED", "PUT");
+
+	char many[1024] = "/api/v1/events?";
+	for (int i = 0; i < SL_API_MAX_PARAMS + 1; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many), "p%d=1&", i);
+	check_error("GET", many, 400, "INVALID_ARGUMENT", "query parameters");
+}
+
+static void test_healthz(void **state)
+{
+	(void)state;
+	json_t *o = req_json("/healthz", 1, 200);
+	assert_string_equal(json_string_value(json_object_get(o, "status")), "ok");
+	json_decref(o);
+	g_status = "failed";
+	o = req_json("/healthz", 0, 503);
+	assert_string_equal(json_string_value(json_object_get(o, "status")), "failed");
+	json_decref(o);
+	g_status = "ok";
+}
+
+static void test_metrics(void **state)
+{
+	(void)state;
+	struct http h;
+	req("GET", "/metrics", 0, &h);
+	assert_int_equal(h.status, 200);
+	assert_non_null(strstr(h.ctype, "text/plain; version=0.0.4"));
+	assert_string_equal(h.body, "# TYPE sandlens_test_total counter\n"
+				    "sandlens_test_total{n=\"0\"} 0\n"
+				    "sandlens_test_total{n=\"1\"} 1\n"
+				    "sandlens_test_total{n=\"2\"} 2\n");
+	free(h.body);
+	req("HEAD", "/metrics", 1, &h);
+	assert_int_equal(h.status, 200);
+	assert_int_equal(h.len, 0);
+	free(h.body);
+}
+
+static void test_truncation(void **state)
+{
+	(void)state;
+	sl_api_set_max_body(g_api, 1500);
+	/* events: list cut, "truncated": true, still JSON, under the bound */
+	struct http h;
+	req("GET", "/api/v1/events?order=asc", 0, &h);
+	assert_int_equal(h.status, 200);
+	assert_true(h.len <= 1500);
+	json_error_t je;
+	json_t *o = json_loadb(h.body, h.len, 0, &je);
+	assert_non_null(o);
+	assert_true(json_is_true(json_object_get(o, "truncated")));
+	json_t *ev = json_object_get(o, "events");
+	size_t n = json_array_size(ev);
+	assert_true(n >= 1 && n < NEV);
+	assert_int_equal(json_integer_value(json_object_get(o, "next_after_id")),
+			 json_integer_value(json_object_get(json_array_get(ev, n - 1), "id")));
+	json_decref(o);
+	free(h.body);
+
+	/* metrics: whole lines, then the marker */
+	g_metric_lines = 500;
+	req("GET", "/metrics", 1, &h);
+	assert_int_equal(h.status, 200);
+	assert_true(h.len <= 1500 && h.len > 1000);
+	const char *m = "# ...[truncated]\n";
+	assert_string_equal(h.body + h.len - strlen(m), m);
+	assert_int_equal(h.body[h.len - strlen(m) - 1], '\n');
+	free(h.body);
+	g_metric_lines = 3;
+	sl_api_set_max_body(g_api, SL_API_MAX_BODY);
+}
+
+static void test_socket_mode(void **state)
+{
+	(void)state;
+	struct stat st;
+	assert_int_equal(lstat(g_sock, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_uid, geteuid());
+}
+
+struct worker {
+	int id, ok;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	static const char *const paths[] = {"/api/v1/events?limit=3", "/healthz", "/metrics",
+					    "/api/v1/containers", "/api/v1/events?type=exec"};
+	for (int i = 0; i < 25; i++) {
+		char url[256];
+		CURL *c = curl_easy_init();
+		FILE *devnull = fopen("/dev/null", "w");
+		const char *p = paths[(w->id + i) % 5];
+		if ((w->id + i) & 1) {
+			snprintf(url, sizeof(url), "http://localhost%s", p);
+			curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, g_sock);
+		} else {
+			snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", g_port, p);
+		}
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, devnull);
+		curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+		long st = 0;
+		if (curl_easy_perform(c) == CURLE_OK &&
+		    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &st) == CURLE_OK && st == 200)
+			w->ok++;
+		fclose(devnull);
+		curl_easy_cleanup(c);
+	}
+	return NULL;
+}
+
+static void test_concurrent(void **state)
+{
+	(void)state;
+	pthread_t th[8];
+	struct worker w[8];
+	for (int i = 0; i < 8; i++) {
+		w[i] = (struct worker){.id = i};
+		assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+	}
+	for (int i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(w[i].ok, 25);
+	}
+}
+
+/* A second API instance on other.sock: stale file replaced, live socket and
+ * non-socket refused, file removed and no fd left behind on stop. */
+static void test_socket_lifecycle(void **state)
+{
+	(void)state;
+	static struct sl_agent b; /* static: large */
+	char err[256], path[100], plain[100];
+	snprintf(path, sizeof(path), "%s/other.sock", g_dir);
+	snprintf(plain, sizeof(plain), "%s/plain", g_dir);
+	memset(&b, 0, sizeof(b));
+
+	b.cfg.api.listen[0] = '\0';
+	snprintf(b.cfg.api.unix_socket, sizeof(b.cfg.api.unix_socket), "%s", path);
+	b.cfg.api.threads = 1;
+	b.store = g_store;
+
+	/* stale: bound then closed, file left behind */
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+
+	int fds_before = count_fds();
+	struct sl_api *api = sl_api_start(&b, err, sizeof(err));
+	if (!api)
+		fail_msg("start over stale socket: %s", err);
+	assert_int_equal(sl_api_tcp_port(api), 0);
+
+	/* live: a second start on the same path is refused */
+	struct sl_api *again = sl_api_start(&b, err, sizeof(err));
+	assert_null(again);
+	assert_non_null(strstr(err, "in use"));
+
+	sl_api_stop(api);
+	struct stat st;
+	assert_int_equal(lstat(path, &st), -1); /* removed on stop */
+	assert_int_equal(count_fds(), fds_before);
+
+	/* a regular file is never removed */
+	FILE *f = fopen(plain, "w");
+	fclose(f);
+	snprintf(b.cfg.api.unix_socket, sizeof(b.cfg.api.unix_socket), "%s", plain);
+	assert_null(sl_api_start(&b, err, sizeof(err)));
+	assert_non_null(strstr(err, "not a socket"));
+	assert_int_equal(lstat(plain, &st), 0);
+
+	/* nothing to listen on, bad listen specs */
+	b.cfg.api.unix_socket[0] = '\0';
+	assert_null(sl_api_start(&b, err, sizeof(err)));
+	static const char *const bad[] = {"127.0.0.1", "127.0.0.1:", ":9753", "127.0.0.1:70000",
+					  "127.0.0.1:x", "[::1:9753", "a:b:c"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(b.cfg.api.listen, sizeof(b.cfg.api.listen), "%s", bad[i]);
+		err[0] = '\0';
+		if (sl_api_start(&b, err, sizeof(err)))
+			fail_msg("'%s' accepted", bad[i]);
+		assert_non_null(strstr(err, "api.listen"));
+	}
+	/* a TCP port already taken */
+	snprintf(b.cfg.api.listen, sizeof(b.cfg.api.listen), "127.0.0.1:%d", g_port);
+	assert_null(sl_api_start(&b, err, sizeof(err)));
+	assert_non_null(strstr(err, "api.listen"));
+	/* IPv6 loopback works when the host has it */
+	snprintf(b.cfg.api.listen, sizeof(b.cfg.api.listen), "[::1]:0");
+	api = sl_api_start(&b, err, sizeof(err));
+	if (api) {
+		assert_true(sl_api_tcp_port(api) > 0);
+		sl_api_stop(api);
+	}
+	assert_int_equal(count_fds(), fds_before);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_events_all_both_transports),
+		cmocka_unit_test(test_events_filters),
+		cmocka_unit_test(test_events_offset_time),
+		cmocka_unit_test(test_events_paging),
+		cmocka_unit_test(test_containers),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_healthz),
+		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_socket_mode),
+		cmocka_unit_test(test_concurrent),
+		cmocka_unit_test(test_socket_lifecycle),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
