@@ -17,6 +17,24 @@
 #include <stdint.h>
 #include <jansson.h>
 
+/* Defaults the config loader applies (documented in the config reference).
+ * sl_store_open() itself maps 0 to the default only for queue_size,
+ * batch_max and retention_interval_ms; for max_age_s and max_rows 0 = off. */
+#define SL_STORE_DEFAULT_QUEUE_SIZE 65536u
+#define SL_STORE_DEFAULT_BATCH_MAX 2048u
+#define SL_STORE_DEFAULT_MAX_AGE_S 604800u /* 7 days */
+#define SL_STORE_DEFAULT_MAX_ROWS 1000000u
+#define SL_STORE_DEFAULT_RETENTION_INTERVAL_MS 10000u
+/* Rows a single retention DELETE removes before the writer goes back to
+ * inserting, so a large purge never stalls the queue for long. */
+#define SL_STORE_RETENTION_CHUNK 4096u
+/* PRAGMA user_version of the schema this code writes. */
+#define SL_STORE_SCHEMA_VERSION 1
+
+/* Query limits (rows). */
+#define SL_STORE_QUERY_DEFAULT_LIMIT 100u
+#define SL_STORE_QUERY_MAX_LIMIT 10000u
+
 struct sl_store_config {
 	const char *path;          /* database file; ":memory:" is not allowed (readers need a file) */
 	size_t queue_size;         /* records, default 65536 */
@@ -55,41 +73,85 @@ struct sl_store_stats {
 struct sl_store;
 
 /* Opens (creates) the database, sets WAL, creates the schema, starts the
- * writer thread. On error returns NULL and writes a message into err. */
+ * writer thread. On error returns NULL and writes a message into err.
+ *
+ * The parent directory is created (mode 0700) when missing, a new database
+ * file is created with mode 0600 (the -wal/-shm files inherit it). Schema:
+ *   events(id INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL, type TEXT NOT NULL,
+ *          pid INTEGER, container_id TEXT, pod_uid TEXT, runtime TEXT,
+ *          json TEXT NOT NULL)
+ * indexed on time_ns, (type, time_ns), (container_id, time_ns, type) (type
+ * makes the containers query index-only); its version
+ * is PRAGMA user_version = SL_STORE_SCHEMA_VERSION. A database with a newer
+ * user_version is refused. PRAGMA journal_mode=WAL, synchronous=NORMAL (a
+ * power loss may lose the last commits, never corrupt: sqlite.org/wal.html). */
 struct sl_store *sl_store_open(const struct sl_store_config *cfg, char *err, size_t errlen);
 
 /* Hands ev to the writer. Returns 0, or -EAGAIN when the queue is full (the
- * record is freed and counted as dropped). ev->json is consumed either way. */
+ * record is freed and counted as dropped). ev->json is consumed either way
+ * (and set to NULL in *ev). -EINVAL when s, ev or ev->json is NULL (counted
+ * in write_errors), -ENOMEM when the record cannot be allocated (counted in
+ * write_errors). The struct itself is copied; the caller keeps it. */
 int sl_store_submit(struct sl_store *s, struct sl_store_event *ev);
 
 /* Blocks until every record submitted before the call is committed
- * (tests, shutdown). Returns 0 or -EIO. */
+ * (tests, shutdown). Returns 0, or -EIO when some row failed to be written
+ * since the previous sl_store_flush() returned (see write_errors). Must not be called
+ * while the writer is paused with sl_store_test_pause() (it would wait
+ * forever). */
 int sl_store_flush(struct sl_store *s);
 
-/* Flushes the queue, stops the writer, closes. NULL is a no-op. */
+/* Flushes the queue, stops the writer, checkpoints the WAL into the main
+ * file (TRUNCATE), closes. Clears a test pause first. NULL is a no-op. */
 void sl_store_close(struct sl_store *s);
 
+/* Copies the counters (lock-free, from any thread). Each field is read
+ * atomically; the set is not a single snapshot. */
 void sl_store_get_stats(struct sl_store *s, struct sl_store_stats *out);
+
+/* Asks the writer for a complete retention pass now (age, then rows) and
+ * waits until it is done. Returns 0, or -EIO when a DELETE failed.
+ * Retention otherwise runs every retention_interval_ms (and once at open).
+ * Not while paused (see sl_store_flush). */
+int sl_store_run_retention(struct sl_store *s);
+
+/* TEST ONLY: pause != 0 parks the writer thread (after it finishes the batch
+ * in hand; returns once it is parked), so that the queue fills
+ * deterministically; pause == 0 lets it run again. */
+void sl_store_test_pause(struct sl_store *s, int pause);
 
 struct sl_event_filter {
 	const char *type;         /* NULL = any */
 	const char *container_id; /* NULL = any; prefix match (>= 4 chars) like docker */
 	const char *pod_uid;      /* NULL = any */
-	int64_t since_ns;         /* wall clock; 0 = unbounded */
-	int64_t until_ns;         /* 0 = unbounded */
+	int64_t since_ns;         /* wall clock ns, inclusive (time_ns >= since); 0 = unbounded */
+	int64_t until_ns;         /* wall clock ns, exclusive (time_ns < until); 0 = unbounded */
 	int64_t after_id;         /* only rows with id > after_id (follow cursors); 0 = any */
 	uint32_t limit;           /* rows; 0 = default 100, capped at 10000 */
-	int ascending;            /* 1: oldest first (follow); 0: newest first */
+	int ascending;            /* 1: by id ascending (follow); 0: newest time_ns first */
 };
 
 /* Returns a JSON array of event objects, each the stored JSON plus "id"
- * (the row id, usable as after_id). NULL on error (message in err). */
+ * (the row id, usable as after_id). Order: f->ascending = by id (insertion
+ * order, for follow cursors); otherwise newest first by time_ns, ties by id
+ * descending. container_id shorter than 4 (or longer than 255) bytes
+ * matches exactly; 4..255 bytes match every id that starts with it (an
+ * exact id too). f may be
+ * NULL (no filter). All values are bound parameters. Opens its own
+ * read-only connection (busy timeout 2 s); safe from any thread, also
+ * concurrently with the writer. A row whose stored JSON does not parse
+ * comes back as its indexed columns (time_ns, type, pid, container_id,
+ * pod_uid, runtime) plus "id". NULL on error (message in err). */
 json_t *sl_store_query_events(struct sl_store *s, const struct sl_event_filter *f, char *err,
 			      size_t errlen);
 
 /* Returns a JSON array of {container_id, pod_uid, runtime, events, by_type{...},
  * first_seen, last_seen} for every container that has events in the store
- * (host rows excluded). NULL on error. */
+ * (host rows excluded). events = row count, by_type = {type: rows},
+ * pod_uid/runtime = those of the container's newest row (by time_ns),
+ * first_seen/last_seen = min/max time_ns as RFC 3339 UTC with nanoseconds
+ * ("2024-05-01T12:00:00.000000001Z", common/timefmt.h). Sorted by container_id. Read in one
+ * read transaction on its own read-only connection. NULL on error. */
 json_t *sl_store_query_containers(struct sl_store *s, char *err, size_t errlen);
 
 #endif

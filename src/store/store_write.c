@@ -1,0 +1,544 @@
+/* Embedded store, write side: open/close, the bounded submit queue, the
+ * writer thread (batched inserts, retention) and stats. See store.h. */
+#include "store/store_internal.h"
+
+#include "common/log.h"
+#include "common/timefmt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MOD "store"
+
+static const char *const schema_sql =
+	"CREATE TABLE IF NOT EXISTS events("
+	" id INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL, type TEXT NOT NULL,"
+	" pid INTEGER, container_id TEXT, pod_uid TEXT, runtime TEXT, json TEXT NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS events_time ON events(time_ns);"
+	"CREATE INDEX IF NOT EXISTS events_type_time ON events(type, time_ns);"
+	/* type is carried so the containers query is index-only. */
+	"CREATE INDEX IF NOT EXISTS events_container_time ON events(container_id, time_ns, type);";
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* mkdir -p of the directory part of path, mode 0700 for what it creates. */
+static int make_parent_dirs(const char *path)
+{
+	char buf[PATH_MAX];
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	char *slash = strrchr(buf, '/');
+	if (!slash || slash == buf)
+		return 0;
+	*slash = '\0';
+	for (char *p = buf + 1; ; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+			*p = '\0';
+			if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+				return -errno;
+			*p = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	return 0;
+}
+
+static int exec_sql(sqlite3 *db, const char *sql, char *err, size_t errlen)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	snprintf(err, errlen, "sqlite: %s: %s", sql, msg ? msg : sqlite3_errmsg(db));
+	sqlite3_free(msg);
+	return -1;
+}
+
+/* Returns the first column of the first row as an integer/text, or -1. */
+static int query_one(sqlite3 *db, const char *sql, int64_t *num, char *txt, size_t txtlen)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		if (num)
+			*num = sqlite3_column_int64(st, 0);
+		if (txt) {
+			const unsigned char *t = sqlite3_column_text(st, 0);
+			snprintf(txt, txtlen, "%s", t ? (const char *)t : "");
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+static int setup_db(struct sl_store *s, char *err, size_t errlen)
+{
+	sqlite3 *db = s->db;
+	char mode[16];
+	int64_t ver = 0, rows = 0;
+
+	sqlite3_busy_timeout(db, 5000);
+	if (query_one(db, "PRAGMA journal_mode=WAL", NULL, mode, sizeof(mode)) != 0 ||
+	    strcmp(mode, "wal") != 0) {
+		snprintf(err, errlen, "sqlite: cannot set WAL mode on %s: %s", s->path,
+			 sqlite3_errmsg(db));
+		return -1;
+	}
+	if (exec_sql(db, "PRAGMA synchronous=NORMAL", err, errlen) != 0)
+		return -1;
+	if (query_one(db, "PRAGMA user_version", &ver, NULL, 0) != 0) {
+		snprintf(err, errlen, "sqlite: %s: %s", s->path, sqlite3_errmsg(db));
+		return -1;
+	}
+	if (ver > SL_STORE_SCHEMA_VERSION) {
+		snprintf(err, errlen, "%s: schema version %lld is newer than this agent's %d",
+			 s->path, (long long)ver, SL_STORE_SCHEMA_VERSION);
+		return -1;
+	}
+	char vsql[64];
+	snprintf(vsql, sizeof(vsql), "PRAGMA user_version=%d", SL_STORE_SCHEMA_VERSION);
+	if (exec_sql(db, "BEGIN IMMEDIATE", err, errlen) != 0)
+		return -1;
+	if (exec_sql(db, schema_sql, err, errlen) != 0 || exec_sql(db, vsql, err, errlen) != 0 ||
+	    exec_sql(db, "COMMIT", err, errlen) != 0) {
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	if (query_one(db, "SELECT count(*) FROM events", &rows, NULL, 0) != 0) {
+		snprintf(err, errlen, "sqlite: count: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	s->rows = (uint64_t)rows;
+
+	static const char *const ins =
+		"INSERT INTO events(time_ns,type,pid,container_id,pod_uid,runtime,json)"
+		" VALUES(?1,?2,?3,?4,?5,?6,?7)";
+	static const char *const del_age =
+		"DELETE FROM events WHERE id IN"
+		" (SELECT id FROM events WHERE time_ns < ?1 LIMIT ?2)";
+	static const char *const del_rows =
+		"DELETE FROM events WHERE id IN"
+		" (SELECT id FROM events ORDER BY time_ns, id LIMIT ?1)";
+	if (sqlite3_prepare_v3(db, ins, -1, SQLITE_PREPARE_PERSISTENT, &s->ins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v3(db, del_age, -1, SQLITE_PREPARE_PERSISTENT, &s->del_age, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_prepare_v3(db, del_rows, -1, SQLITE_PREPARE_PERSISTENT, &s->del_rows, NULL) !=
+		    SQLITE_OK) {
+		snprintf(err, errlen, "sqlite: prepare: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+static void bind_field(sqlite3_stmt *st, int idx, const char *f, size_t cap)
+{
+	sqlite3_bind_text(st, idx, f, (int)strnlen(f, cap), SQLITE_STATIC);
+}
+
+/* Inserts recs[0..n) in one transaction and frees them. Returns the number
+ * of rows that were not committed. */
+static uint64_t write_batch(struct sl_store *s, struct sl_store_event **recs, size_t n)
+{
+	sqlite3 *db = s->db;
+	uint64_t ok = 0, failed = 0;
+	int in_txn = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+
+	if (!in_txn) {
+		sl_warn(MOD, "BEGIN failed: %s", sqlite3_errmsg(db));
+		failed = n;
+	}
+	for (size_t i = 0; in_txn && i < n; i++) {
+		struct sl_store_event *e = recs[i];
+		sqlite3_bind_int64(s->ins, 1, e->time_ns);
+		bind_field(s->ins, 2, e->type, sizeof(e->type));
+		sqlite3_bind_int64(s->ins, 3, e->pid);
+		bind_field(s->ins, 4, e->container_id, sizeof(e->container_id));
+		bind_field(s->ins, 5, e->pod_uid, sizeof(e->pod_uid));
+		bind_field(s->ins, 6, e->runtime, sizeof(e->runtime));
+		sqlite3_bind_text(s->ins, 7, e->json, -1, SQLITE_STATIC);
+		int rc = sqlite3_step(s->ins);
+		sqlite3_reset(s->ins);
+		if (rc == SQLITE_DONE) {
+			ok++;
+			continue;
+		}
+		failed++;
+		if (sqlite3_get_autocommit(db)) {
+			/* The error rolled the transaction back (SQLITE_FULL, IOERR, ...). */
+			sl_warn(MOD, "insert aborted the batch: %s", sqlite3_errmsg(db));
+			failed += ok + (n - i - 1);
+			ok = 0;
+			in_txn = 0;
+		}
+	}
+	sqlite3_clear_bindings(s->ins);
+	if (in_txn && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		sl_warn(MOD, "COMMIT failed: %s", sqlite3_errmsg(db));
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		failed += ok;
+		ok = 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(recs[i]->json);
+		free(recs[i]);
+	}
+	s->rows += ok;
+	atomic_fetch_add_explicit(&s->st_written, ok, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->st_write_errors, failed, memory_order_relaxed);
+	return failed;
+}
+
+/* Runs one DELETE chunk; returns rows deleted or -1. */
+static int64_t delete_chunk(struct sl_store *s, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		sl_warn(MOD, "retention delete failed: %s", sqlite3_errmsg(s->db));
+		return -1;
+	}
+	int64_t n = sqlite3_changes(s->db);
+	s->rows = (uint64_t)n > s->rows ? 0 : s->rows - (uint64_t)n;
+	atomic_fetch_add_explicit(&s->st_retention_deleted, (uint64_t)n, memory_order_relaxed);
+	return n;
+}
+
+struct retention_pass {
+	int active, phase, failed;
+	uint64_t target; /* ret_req value the pass answers */
+};
+
+/* One bounded step of a retention pass: phase 0 deletes rows older than
+ * max_age_s, phase 1 trims to max_rows (oldest time_ns first). Returns 1
+ * while more work remains. */
+static int retention_step(struct sl_store *s, struct retention_pass *rp)
+{
+	const int64_t chunk = SL_STORE_RETENTION_CHUNK;
+	if (rp->phase == 0) {
+		rp->phase = 1;
+		if (s->cfg.max_age_s && s->cfg.max_age_s < (uint64_t)INT64_MAX / 1000000000u) {
+			int64_t cutoff = sl_time_now_ns() - (int64_t)s->cfg.max_age_s * 1000000000LL;
+			sqlite3_bind_int64(s->del_age, 1, cutoff);
+			sqlite3_bind_int64(s->del_age, 2, chunk);
+			int64_t n = delete_chunk(s, s->del_age);
+			if (n < 0)
+				rp->failed = 1;
+			else if (n == chunk)
+				rp->phase = 0; /* maybe more old rows */
+			return 1;
+		}
+	}
+	if (s->cfg.max_rows && s->rows > s->cfg.max_rows) {
+		uint64_t extra = s->rows - s->cfg.max_rows;
+		sqlite3_bind_int64(s->del_rows, 1, extra < (uint64_t)chunk ? (int64_t)extra : chunk);
+		int64_t n = delete_chunk(s, s->del_rows);
+		if (n < 0) {
+			rp->failed = 1;
+			return 0;
+		}
+		return n > 0 && s->rows > s->cfg.max_rows;
+	}
+	return 0;
+}
+
+static void *writer_main(void *arg)
+{
+	struct sl_store *s = arg;
+	struct retention_pass rp = {0};
+	uint64_t next_ret = mono_ms(); /* a first pass at open */
+
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (s->paused && !s->stop) {
+			s->parked = 1;
+			pthread_cond_broadcast(&s->done);
+			pthread_cond_wait(&s->wake, &s->mu);
+		}
+		s->parked = 0;
+		if (!rp.active && (s->ret_req > s->ret_done || mono_ms() >= next_ret)) {
+			rp = (struct retention_pass){.active = 1, .target = s->ret_req};
+		}
+		if (s->count == 0 && (!rp.active || s->stop)) {
+			if (s->stop)
+				break;
+			uint64_t at = next_ret;
+			struct timespec ts = {.tv_sec = (time_t)(at / 1000),
+					      .tv_nsec = (long)(at % 1000) * 1000000L};
+			pthread_cond_timedwait(&s->wake, &s->mu, &ts);
+			continue;
+		}
+		size_t n = 0;
+		while (s->count && n < s->cfg.batch_max) {
+			s->batch[n++] = s->ring[s->head];
+			s->ring[s->head] = NULL;
+			s->head = (s->head + 1) % s->cfg.queue_size;
+			s->count--;
+		}
+		atomic_store_explicit(&s->st_depth, s->count, memory_order_relaxed);
+		pthread_mutex_unlock(&s->mu);
+
+		uint64_t failed = n ? write_batch(s, s->batch, n) : 0;
+		int pass_done = 0;
+		if (rp.active && !retention_step(s, &rp)) {
+			rp.active = 0;
+			pass_done = 1;
+			next_ret = mono_ms() + s->cfg.retention_interval_ms;
+		}
+
+		pthread_mutex_lock(&s->mu);
+		s->done_seq += n;
+		if (failed)
+			s->error_seq = s->done_seq;
+		if (pass_done) {
+			s->ret_done = rp.target;
+			s->ret_failed = rp.failed;
+		}
+		pthread_cond_broadcast(&s->done);
+	}
+	/* Stopping: release anyone waiting for an unfinished retention pass. */
+	s->ret_done = s->ret_req;
+	pthread_cond_broadcast(&s->done);
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+static void store_free(struct sl_store *s)
+{
+	sqlite3_finalize(s->ins);
+	sqlite3_finalize(s->del_age);
+	sqlite3_finalize(s->del_rows);
+	if (s->db) {
+		sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+		sqlite3_close(s->db);
+	}
+	if (s->ring) {
+		for (size_t i = 0; i < s->count; i++) {
+			struct sl_store_event *e = s->ring[(s->head + i) % s->cfg.queue_size];
+			free(e->json);
+			free(e);
+		}
+	}
+	free(s->ring);
+	free(s->batch);
+	free(s->path);
+	free(s);
+}
+
+struct sl_store *sl_store_open(const struct sl_store_config *cfg, char *err, size_t errlen)
+{
+	if (!cfg || !cfg->path || !*cfg->path || strcmp(cfg->path, ":memory:") == 0) {
+		snprintf(err, errlen, "store: a database file path is required");
+		return NULL;
+	}
+	struct sl_store *s = calloc(1, sizeof(*s));
+	if (!s || !(s->path = strdup(cfg->path))) {
+		snprintf(err, errlen, "store: out of memory");
+		free(s);
+		return NULL;
+	}
+	s->cfg = *cfg;
+	s->cfg.path = s->path;
+	if (!s->cfg.queue_size)
+		s->cfg.queue_size = SL_STORE_DEFAULT_QUEUE_SIZE;
+	if (!s->cfg.batch_max)
+		s->cfg.batch_max = SL_STORE_DEFAULT_BATCH_MAX;
+	if (!s->cfg.retention_interval_ms)
+		s->cfg.retention_interval_ms = SL_STORE_DEFAULT_RETENTION_INTERVAL_MS;
+	s->ring = calloc(s->cfg.queue_size, sizeof(*s->ring));
+	s->batch = calloc(s->cfg.batch_max, sizeof(*s->batch));
+	if (!s->ring || !s->batch) {
+		snprintf(err, errlen, "store: out of memory for a queue of %zu", s->cfg.queue_size);
+		goto fail;
+	}
+	int rc = make_parent_dirs(s->path);
+	if (rc) {
+		snprintf(err, errlen, "store: creating the directory of %s: %s", s->path,
+			 strerror(-rc));
+		goto fail;
+	}
+	int fd = open(s->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "store: %s: %s", s->path, strerror(errno));
+		goto fail;
+	}
+	close(fd);
+	if (sqlite3_open_v2(s->path, &s->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "sqlite: open %s: %s", s->path,
+			 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		goto fail;
+	}
+	if (setup_db(s, err, errlen) != 0)
+		goto fail;
+
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->wake, &ca);
+	pthread_cond_init(&s->done, NULL);
+	pthread_condattr_destroy(&ca);
+	atomic_init(&s->st_depth, 0);
+	rc = pthread_create(&s->thread, NULL, writer_main, s);
+	if (rc) {
+		snprintf(err, errlen, "store: writer thread: %s", strerror(rc));
+		pthread_cond_destroy(&s->wake);
+		pthread_cond_destroy(&s->done);
+		pthread_mutex_destroy(&s->mu);
+		goto fail;
+	}
+	sl_info(MOD, "opened %s (%llu rows, queue %zu, batch %zu)", s->path,
+		(unsigned long long)s->rows, s->cfg.queue_size, s->cfg.batch_max);
+	return s;
+fail:
+	store_free(s);
+	return NULL;
+}
+
+static void count_drop(struct sl_store *s, struct sl_store_event *ev)
+{
+	atomic_fetch_add_explicit(&s->st_dropped, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&s->st_dropped_weight, ev->weight ? ev->weight : 1,
+				  memory_order_relaxed);
+	free(ev->json);
+	ev->json = NULL;
+}
+
+int sl_store_submit(struct sl_store *s, struct sl_store_event *ev)
+{
+	if (!s || !ev || !ev->json) {
+		if (s)
+			atomic_fetch_add_explicit(&s->st_write_errors, 1, memory_order_relaxed);
+		if (ev) {
+			free(ev->json);
+			ev->json = NULL;
+		}
+		return -EINVAL;
+	}
+	/* Fast path without malloc when visibly full (the check under the lock
+	 * below is the authoritative one). */
+	if (atomic_load_explicit(&s->st_depth, memory_order_relaxed) >= s->cfg.queue_size) {
+		count_drop(s, ev);
+		return -EAGAIN;
+	}
+	struct sl_store_event *rec = malloc(sizeof(*rec));
+	if (!rec) {
+		atomic_fetch_add_explicit(&s->st_write_errors, 1, memory_order_relaxed);
+		free(ev->json);
+		ev->json = NULL;
+		return -ENOMEM;
+	}
+	*rec = *ev;
+	pthread_mutex_lock(&s->mu);
+	if (s->count == s->cfg.queue_size) {
+		pthread_mutex_unlock(&s->mu);
+		free(rec);
+		count_drop(s, ev);
+		return -EAGAIN;
+	}
+	s->ring[(s->head + s->count) % s->cfg.queue_size] = rec;
+	s->count++;
+	s->submit_seq++;
+	atomic_store_explicit(&s->st_depth, s->count, memory_order_relaxed);
+	int first = s->count == 1;
+	pthread_mutex_unlock(&s->mu);
+	if (first)
+		pthread_cond_signal(&s->wake);
+	ev->json = NULL;
+	atomic_fetch_add_explicit(&s->st_submitted, 1, memory_order_relaxed);
+	return 0;
+}
+
+int sl_store_flush(struct sl_store *s)
+{
+	if (!s)
+		return -EINVAL;
+	pthread_mutex_lock(&s->mu);
+	uint64_t target = s->submit_seq;
+	pthread_cond_signal(&s->wake);
+	while (s->done_seq < target)
+		pthread_cond_wait(&s->done, &s->mu);
+	int rc = s->error_seq > s->flush_mark ? -EIO : 0;
+	if (s->error_seq > s->flush_mark)
+		s->flush_mark = s->error_seq;
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+int sl_store_run_retention(struct sl_store *s)
+{
+	if (!s)
+		return -EINVAL;
+	pthread_mutex_lock(&s->mu);
+	uint64_t target = ++s->ret_req;
+	pthread_cond_signal(&s->wake);
+	while (s->ret_done < target)
+		pthread_cond_wait(&s->done, &s->mu);
+	int rc = s->ret_failed ? -EIO : 0;
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+void sl_store_test_pause(struct sl_store *s, int pause)
+{
+	pthread_mutex_lock(&s->mu);
+	s->paused = pause != 0;
+	pthread_cond_signal(&s->wake);
+	while (pause && !s->parked && !s->stop)
+		pthread_cond_wait(&s->done, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+}
+
+void sl_store_close(struct sl_store *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->stop = 1;
+	s->paused = 0;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->thread, NULL);
+	pthread_cond_destroy(&s->wake);
+	pthread_cond_destroy(&s->done);
+	pthread_mutex_destroy(&s->mu);
+	sl_info(MOD, "closed %s (%llu rows written, %llu dropped, %llu errors)", s->path,
+		(unsigned long long)atomic_load(&s->st_written),
+		(unsigned long long)atomic_load(&s->st_dropped),
+		(unsigned long long)atomic_load(&s->st_write_errors));
+	store_free(s);
+}
+
+void sl_store_get_stats(struct sl_store *s, struct sl_store_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return;
+	out->submitted = atomic_load_explicit(&s->st_submitted, memory_order_relaxed);
+	out->written = atomic_load_explicit(&s->st_written, memory_order_relaxed);
+	out->dropped_queue_full = atomic_load_explicit(&s->st_dropped, memory_order_relaxed);
+	out->dropped_queue_full_weight =
+		atomic_load_explicit(&s->st_dropped_weight, memory_order_relaxed);
+	out->write_errors = atomic_load_explicit(&s->st_write_errors, memory_order_relaxed);
+	out->retention_deleted =
+		atomic_load_explicit(&s->st_retention_deleted, memory_order_relaxed);
+	out->queue_depth = atomic_load_explicit(&s->st_depth, memory_order_relaxed);
+	out->queue_capacity = s->cfg.queue_size;
+}
