@@ -92,8 +92,9 @@ enum {
 	SL_MEMF_WS_NO_INACTIVE = 1u << 1,
 	/* inactive file pages exceeded usage: working set floored at 0. */
 	SL_MEMF_WS_FLOORED = 1u << 2,
-	/* the kernel exposes no high-water mark (no memory.peak before 5.19,
-	 * none at the v2 root): peak_bytes = 0 and SL_MEM_PEAK clear. */
+	/* no high-water mark: the kernel has none (no memory.peak before 5.19,
+	 * none at the v2 root) or the file was unreadable/malformed.
+	 * peak_bytes = 0 and SL_MEM_PEAK clear. */
 	SL_MEMF_NO_PEAK = 1u << 3,
 };
 
