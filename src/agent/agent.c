@@ -5,6 +5,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/timefmt.h"
+#include "cgroup/runc_state.h"
 #include "store/store.h"
 
 #include <bpf/bpf.h>
@@ -81,9 +82,20 @@ uint64_t sl_pipeline_resolve(struct sl_agent *a, const struct sl_task_id *t, str
 	memset(attr, 0, sizeof(*attr));
 	attr->is_container = SL_UNKNOWN;
 	if (a->attr) {
+		char path[SL_CGPATH_BYTES], dir[SL_CGPATH_BYTES + 256];
 		/* Hybrid rule (docs/ATTRIBUTION.md): a container on either
 		 * hierarchy wins, v2 first; else the v2 answer. */
-		sl_attr_cache_resolve(a->attr, t->cgroup_id, v1, sl_mono_ns(), attr, NULL, 0, &hier);
+		path[0] = 0;
+		sl_attr_cache_resolve(a->attr, t->cgroup_id, v1, sl_mono_ns(), attr, path, sizeof(path), &hier);
+		if (attr->is_container != SL_YES && path[0] && strcmp(path, "/") && hier >= 0 &&
+		    snprintf(dir, sizeof(dir), "%s%s", hier == SL_CG_V1 ? a->mounts.v1 : a->mounts.v2, path) <
+			    (int)sizeof(dir) &&
+		    sl_runc_index_lookup(a->runc, dir, attr->container_id, sizeof(attr->container_id))) {
+			attr->is_container = SL_YES;
+			snprintf(attr->runtime, sizeof(attr->runtime), "runc");
+		}
+		if (attr->is_container == SL_NO && !attr->runtime[0])
+			snprintf(attr->runtime, sizeof(attr->runtime), "host");
 		return hier == SL_CG_V1 ? v1 : t->cgroup_id;
 	}
 	/* Attribution off: report the v2 cgroup, or the v1 one when the task

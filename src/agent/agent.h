@@ -14,6 +14,7 @@
 #include "sandlens/events.h"
 
 struct sl_store;
+struct sl_runc_index;
 struct ring_buffer;
 
 /* Event kinds counted by the pipeline (index into sl_agent.events_total). */
@@ -26,6 +27,7 @@ struct sl_agent {
 	struct sl_config cfg;
 	struct sl_store *store;
 	struct sl_attr_cache *attr; /* NULL when attribution is off */
+	struct sl_runc_index *runc; /* plain runc containers; NULL when attribution is off */
 	struct sl_cg_mounts mounts;
 	int v1_subsys_id;           /* cgroup_subsys_id of cfg.attribution.v1_controller, -1 if not on v1 */
 
@@ -58,7 +60,10 @@ int sl_agent_add_ringbuf(struct sl_agent *a, const char *name, int map_fd, sl_rb
 
 /* Resolve a task identity to (cgroup id used, attribution) by the hybrid
  * rule of docs/ATTRIBUTION.md (sl_attr_cache_resolve): a container found on
- * the v2 hierarchy, else on the v1 hierarchy, else the v2 answer. With
+ * the v2 hierarchy, else on the v1 hierarchy, else the v2 answer. A cgroup
+ * the path rules do not call a container is looked up in runc's state
+ * (plain runc containers, src/cgroup/runc_state.h); a non-container is
+ * reported with runtime "host". With
  * attribution off, *attr is empty (is_container unknown) and the id is the
  * v2 one, or the v1 one when the task sits at the v2 root in a non-root v1
  * cgroup. Returns the cgroup id used. */

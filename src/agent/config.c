@@ -39,6 +39,7 @@ static const struct key keys[] = {
 	{"attribution.positive_ttl", K_DURATION, F(attribution.positive_ttl_s), 1, 86400},
 	{"attribution.negative_ttl", K_DURATION, F(attribution.negative_ttl_s), 1, 86400},
 	{"attribution.v1_controller", K_STR, F(attribution.v1_controller), 0, 0},
+	{"attribution.runc_root", K_STR, F(attribution.runc_root), 0, 0},
 	{"proc.enabled", K_BOOL, F(proc.enabled), 0, 0},
 	{"proc.exec_rate", K_UINT, F(proc.exec_rate), 0, 1000000},
 	{"proc.exec_burst", K_UINT, F(proc.exec_burst), 1, 1000000},
@@ -66,6 +67,7 @@ void sl_config_defaults(struct sl_config *c)
 	c->attribution.positive_ttl_s = 300;
 	c->attribution.negative_ttl_s = 30;
 	snprintf(c->attribution.v1_controller, sizeof(c->attribution.v1_controller), "memory");
+	snprintf(c->attribution.runc_root, sizeof(c->attribution.runc_root), "/run/runc");
 	c->proc.enabled = 1;
 	c->proc.exec_rate = 50;
 	c->proc.exec_burst = 100;

@@ -32,6 +32,7 @@ struct sl_config {
 		uint64_t positive_ttl_s; /* attribution.positive_ttl: default 5m */
 		uint64_t negative_ttl_s; /* attribution.negative_ttl: default 30s */
 		char v1_controller[32];  /* attribution.v1_controller: default "memory" */
+		char runc_root[256];     /* attribution.runc_root: plain runc state root, default "/run/runc" */
 	} attribution;
 
 	struct {

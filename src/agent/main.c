@@ -4,6 +4,7 @@
 #include "agent/agent.h"
 #include "agent/probe.h"
 #include "api/api.h"
+#include "cgroup/runc_state.h"
 #include "common/log.h"
 #include "common/timefmt.h"
 #include "store/store.h"
@@ -101,6 +102,7 @@ static void setup_cgroups(struct sl_agent *a)
 			.rewalk_interval_ns = 1000000000ull,
 		};
 		a->attr = sl_attr_cache_new(&cc, &a->mounts);
+		a->runc = sl_runc_index_new(a->cfg.attribution.runc_root);
 		if (!a->attr)
 			sl_warn(MOD, "attribution cache could not be created; events carry cgroup ids only");
 	} else {
@@ -287,6 +289,7 @@ int main(int argc, char **argv)
 	if (!a->store) {
 		sl_err(MOD, "store %s: %s", a->cfg.store.path, err);
 		sl_attr_cache_free(a->attr);
+		sl_runc_index_free(a->runc);
 		return 1;
 	}
 	sl_info(MOD, "store %s (WAL)", a->cfg.store.path);
@@ -321,6 +324,7 @@ out_modules:
 			a->modules[i].ops->destroy(&a->modules[i]);
 	sl_store_close(a->store); /* flushes the queue */
 	sl_attr_cache_free(a->attr);
+	sl_runc_index_free(a->runc);
 	sl_info(MOD, "stopped");
 	return rc;
 }

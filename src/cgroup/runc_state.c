@@ -1,0 +1,149 @@
+#include "cgroup/runc_state.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <uthash.h>
+
+struct dir_entry {
+	char *dir; /* key */
+	char *id;
+	UT_hash_handle hh;
+};
+
+struct sl_runc_index {
+	char root[256];
+	struct timespec mtime; /* of root at the last rebuild */
+	int built;
+	int pending; /* a container directory had no state.json yet (runc mid-create) */
+	struct dir_entry *map;
+	uint64_t errors;
+};
+
+struct sl_runc_index *sl_runc_index_new(const char *root)
+{
+	struct sl_runc_index *ix = calloc(1, sizeof(*ix));
+	if (ix)
+		snprintf(ix->root, sizeof(ix->root), "%s", root);
+	return ix;
+}
+
+static void clear(struct sl_runc_index *ix)
+{
+	struct dir_entry *e, *tmp;
+	HASH_ITER(hh, ix->map, e, tmp) {
+		HASH_DEL(ix->map, e);
+		free(e->dir);
+		free(e->id);
+		free(e);
+	}
+}
+
+void sl_runc_index_free(struct sl_runc_index *ix)
+{
+	if (!ix)
+		return;
+	clear(ix);
+	free(ix);
+}
+
+static void add(struct sl_runc_index *ix, const char *dir, const char *id)
+{
+	struct dir_entry *e;
+	HASH_FIND_STR(ix->map, dir, e);
+	if (e)
+		return;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return;
+	e->dir = strdup(dir);
+	e->id = strdup(id);
+	if (!e->dir || !e->id) {
+		free(e->dir);
+		free(e->id);
+		free(e);
+		return;
+	}
+	HASH_ADD_KEYPTR(hh, ix->map, e->dir, strlen(e->dir), e);
+}
+
+static void load_state(struct sl_runc_index *ix, const char *name)
+{
+	char path[600];
+	json_error_t jerr;
+	snprintf(path, sizeof(path), "%s/%s/state.json", ix->root, name);
+	json_t *st = json_load_file(path, 0, &jerr);
+	if (!st) {
+		struct stat sb;
+		if (stat(path, &sb) != 0 && errno == ENOENT)
+			ix->pending = 1; /* runc has made the directory, not yet the state */
+		else
+			ix->errors++;
+		return;
+	}
+	const char *id = json_string_value(json_object_get(st, "id"));
+	json_t *paths = json_object_get(st, "cgroup_paths");
+	const char *k;
+	json_t *v;
+	if (id && json_is_object(paths)) {
+		json_object_foreach(paths, k, v) {
+			if (json_is_string(v))
+				add(ix, json_string_value(v), id);
+		}
+	} else {
+		ix->errors++;
+	}
+	json_decref(st);
+}
+
+static void rebuild(struct sl_runc_index *ix, const struct timespec *mtime)
+{
+	DIR *d = opendir(ix->root);
+	struct dirent *de;
+
+	clear(ix);
+	ix->mtime = *mtime;
+	ix->built = 1;
+	ix->pending = 0;
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		load_state(ix, de->d_name);
+	}
+	closedir(d);
+}
+
+int sl_runc_index_lookup(struct sl_runc_index *ix, const char *dir, char *id, size_t idlen)
+{
+	struct stat st;
+	struct dir_entry *e;
+
+	if (!ix || !dir)
+		return 0;
+	if (stat(ix->root, &st) != 0) {
+		if (ix->map)
+			clear(ix);
+		return 0;
+	}
+	if (!ix->built || st.st_mtim.tv_sec != ix->mtime.tv_sec || st.st_mtim.tv_nsec != ix->mtime.tv_nsec)
+		rebuild(ix, &st.st_mtim);
+	HASH_FIND_STR(ix->map, dir, e);
+	if (!e && ix->pending) { /* a state may have appeared since */
+		rebuild(ix, &st.st_mtim);
+		HASH_FIND_STR(ix->map, dir, e);
+	}
+	if (!e)
+		return 0;
+	snprintf(id, idlen, "%s", e->id);
+	return 1;
+}
+
+uint64_t sl_runc_index_errors(const struct sl_runc_index *ix) { return ix ? ix->errors : 0; }
+
+size_t sl_runc_index_size(const struct sl_runc_index *ix) { return ix ? HASH_COUNT(ix->map) : 0; }
