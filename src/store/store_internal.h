@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
+#include <time.h>
 
 struct sl_store {
 	char *path;
@@ -38,5 +39,16 @@ struct sl_store {
 	_Atomic uint64_t st_submitted, st_written, st_dropped, st_dropped_weight,
 		st_write_errors, st_retention_deleted, st_depth;
 };
+
+/* Writer thread body (store_writer.c); arg is the store. */
+void *sl_store_writer_main(void *arg);
+
+/* CLOCK_MONOTONIC in ms (the writer's cond var runs on that clock). */
+static inline uint64_t sl_store_mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 #endif
