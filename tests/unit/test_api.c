@@ -16,6 +16,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -709,6 +715,309 @@ static void test_socket_lifecycle(void **state)
 	assert_int_equal(count_fds(), fds_before);
 }
 
+
+/* ---- the sandlens CLI against this server ---- */
+
+/* The CLI binary: $SL_CLI, else <build dir>/sandlens next to tests/. */
+static int cli_path(char *buf, size_t len)
+{
+	const char *env = getenv("SL_CLI");
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+	} else {
+		char exe[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0)
+			return -1;
+		exe[n] = '\0';
+		char *tests_dir = dirname(exe);        /* build/tests */
+		char *bdir = dirname(tests_dir);       /* build */
+		snprintf(buf, len, "%s/sandlens", bdir);
+	}
+	return access(buf, X_OK);
+}
+
+struct run {
+	int status; /* exit code, or 128+signal */
+	char out[65536];
+	char err[4096];
+};
+
+static pid_t spawn(char *const argv[], int *out_fd, int *err_fd)
+{
+	int o[2], e[2];
+	if (pipe2(o, O_CLOEXEC) || pipe2(e, O_CLOEXEC))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(o[1], 1);
+		dup2(e[1], 2);
+		unsetenv("SANDLENS_API");
+		unsetenv("SANDLENS_SOCKET");
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(o[1]);
+	close(e[1]);
+	*out_fd = o[0];
+	*err_fd = e[0];
+	return pid;
+}
+
+static int wait_status(pid_t pid)
+{
+	int st;
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void read_all(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+	while ((n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	close(fd);
+}
+
+/* Runs the CLI with up to 8 arguments (NULL-terminated). */
+static void run_cli(struct run *r, const char *a0, ...)
+{
+	char bin[PATH_MAX];
+	char *argv[12];
+	int argc = 0;
+	assert_int_equal(cli_path(bin, sizeof(bin)), 0);
+	argv[argc++] = bin;
+	va_list ap;
+	va_start(ap, a0);
+	for (const char *a = a0; a && argc < 11; a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	int ofd, efd;
+	pid_t pid = spawn(argv, &ofd, &efd);
+	assert_true(pid > 0);
+	read_all(ofd, r->out, sizeof(r->out));
+	read_all(efd, r->err, sizeof(r->err));
+	r->status = wait_status(pid);
+}
+
+#define NEED_CLI()                                                                      \
+	do {                                                                            \
+		char b_[PATH_MAX];                                                      \
+		if (cli_path(b_, sizeof(b_))) {                                         \
+			fprintf(stderr, "SKIP: no sandlens binary at %s (set SL_CLI)\n", b_); \
+			skip();                                                         \
+		}                                                                       \
+	} while (0)
+
+/* Splits r->out into JSON lines; returns how many. */
+static int json_lines(char *out, json_t **v, int max)
+{
+	int n = 0;
+	for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		json_error_t je;
+		assert_true(n < max);
+		v[n] = json_loads(l, 0, &je);
+		if (!v[n])
+			fail_msg("not a JSON line: %s", l);
+		n++;
+	}
+	return n;
+}
+
+static void test_cli_events(void **state)
+{
+	(void)state;
+	NEED_CLI();
+	static struct run r;
+	char api[64];
+	snprintf(api, sizeof(api), "http://127.0.0.1:%d", g_port);
+
+	/* --json over TCP: one object per line, oldest first, exact fields */
+	run_cli(&r, "--api", api, "events", "--json", NULL);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	json_t *v[16];
+	int n = json_lines(r.out, v, 16);
+	assert_int_equal(n, NEV);
+	for (int i = 0; i < n; i++) {
+		assert_event_is(v[i], i);
+		json_decref(v[i]);
+	}
+
+	/* the unix socket, a filter, options after the command */
+	run_cli(&r, "events", "--socket", g_sock, "--type", "exec", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	n = json_lines(r.out, v, 16);
+	assert_int_equal(n, 2);
+	assert_event_is(v[0], 0);
+	assert_event_is(v[1], 4);
+	json_decref(v[0]);
+	json_decref(v[1]);
+
+	/* table for people */
+	run_cli(&r, "--api", api, "events", NULL);
+	assert_int_equal(r.status, 0);
+	static const char *const want[] = {
+		"TIME", "CONTAINER", "DETAILS", "c0ffee012345 ", "echo hello wörld \"q\" (+4 execs suppressed)",
+		"exit 3 after 123.5ms", "SIGSEGV 102(crash) -> 102(crash)",
+		"victim 103(hog) [c0ffee012345] by 103(hog) [c0ffee012345] constraint=memcg",
+		"deadbeef9988 ", " host ",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(r.out, want[i]))
+			fail_msg("table lacks '%s':\n%s", want[i], r.out);
+
+	/* --since is passed through and applied by the server */
+	run_cli(&r, "--api", api, "events", "--since", "1m", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "");
+	run_cli(&r, "--api", api, "events", "--limit", "2", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	n = json_lines(r.out, v, 16);
+	assert_int_equal(n, 2); /* the newest two, oldest first */
+	assert_event_is(v[0], 3);
+	assert_event_is(v[1], 4);
+	json_decref(v[0]);
+	json_decref(v[1]);
+}
+
+static void test_cli_other_commands(void **state)
+{
+	(void)state;
+	NEED_CLI();
+	static struct run r;
+	char api[64];
+	snprintf(api, sizeof(api), "http://127.0.0.1:%d", g_port);
+
+	run_cli(&r, "--socket", g_sock, "containers", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	json_t *v[8];
+	assert_int_equal(json_lines(r.out, v, 8), 2);
+	json_decref(v[0]);
+	json_decref(v[1]);
+	run_cli(&r, "--socket", g_sock, "containers", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "c0ffee012345"));
+	assert_non_null(strstr(r.out, "containerd"));
+
+	run_cli(&r, "--api", api, "status", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "status: ok"));
+	assert_non_null(strstr(r.out, "MODULE proc"));
+	run_cli(&r, "--api", api, "status", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\"status\":\"ok\""));
+	g_status = "failed";
+	run_cli(&r, "--api", api, "status", NULL);
+	g_status = "ok";
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "status: failed"));
+}
+
+static void test_cli_exit_codes(void **state)
+{
+	(void)state;
+	NEED_CLI();
+	static struct run r;
+	char api[64];
+	snprintf(api, sizeof(api), "http://127.0.0.1:%d", g_port);
+
+	/* usage errors: 2 */
+	run_cli(&r, NULL);
+	assert_int_equal(r.status, 2);
+	run_cli(&r, "frobnicate", NULL);
+	assert_int_equal(r.status, 2);
+	run_cli(&r, "events", "--colour", NULL);
+	assert_int_equal(r.status, 2);
+	run_cli(&r, "containers", "--type", "exec", NULL);
+	assert_int_equal(r.status, 2);
+	run_cli(&r, "events", "extra", NULL);
+	assert_int_equal(r.status, 2);
+	/* a value the server rejects is a usage error too, with its message */
+	run_cli(&r, "--api", api, "events", "--type", "fork", NULL);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "type"));
+	run_cli(&r, "--api", api, "events", "--limit", "0", NULL);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "limit"));
+	/* unreachable: 1 */
+	run_cli(&r, "--api", "http://127.0.0.1:1", "status", NULL);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.err, "cannot reach"));
+	char nosock[160];
+	snprintf(nosock, sizeof(nosock), "%s/none.sock", g_dir);
+	run_cli(&r, "--socket", nosock, "events", NULL);
+	assert_int_equal(r.status, 1);
+	run_cli(&r, "--help", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "usage"));
+}
+
+/* --follow prints the backlog, then new events as they are stored, and
+ * ends with status 0 on SIGINT. Adds a sixth event: keep it last. */
+static void test_cli_follow(void **state)
+{
+	(void)state;
+	NEED_CLI();
+	char bin[PATH_MAX];
+	assert_int_equal(cli_path(bin, sizeof(bin)), 0);
+	char *argv[] = {bin, "--socket", g_sock, "events", "--follow", "--json", "--type", "exit", NULL};
+	int ofd, efd;
+	pid_t pid = spawn(argv, &ofd, &efd);
+	assert_true(pid > 0);
+
+	char buf[65536];
+	size_t len = 0;
+	int64_t deadline = sl_time_now_ns() + 10LL * 1000000000LL;
+	int submitted = 0;
+	while (sl_time_now_ns() < deadline) {
+		struct pollfd p = {.fd = ofd, .events = POLLIN};
+		if (poll(&p, 1, 100) > 0) {
+			ssize_t n = read(ofd, buf + len, sizeof(buf) - 1 - len);
+			if (n <= 0)
+				break;
+			len += (size_t)n;
+			buf[len] = '\0';
+		}
+		if (!submitted && strstr(buf, "\"pid\":101")) {
+			/* backlog seen: store a new exit and an exec (filtered out) */
+			for (int k = 0; k < 2; k++) {
+				json_t *o = make_event(k == 0 ? 1 : 0);
+				json_object_set_new(o, "pid", json_integer(777 + k));
+				struct sl_store_event ev = {0};
+				ev.time_ns = sl_time_now_ns();
+				snprintf(ev.type, sizeof(ev.type), "%s", k == 0 ? "exit" : "exec");
+				ev.pid = 777 + k;
+				ev.json = json_dumps(o, JSON_COMPACT);
+				json_decref(o);
+				assert_int_equal(sl_store_submit(g_store, &ev), 0);
+			}
+			assert_int_equal(sl_store_flush(g_store), 0);
+			submitted = 1;
+		}
+		if (submitted && strstr(buf, "\"pid\":777"))
+			break;
+	}
+	kill(pid, SIGINT);
+	char rest[4096];
+	read_all(ofd, rest, sizeof(rest));
+	char err[4096];
+	read_all(efd, err, sizeof(err));
+	int st = wait_status(pid);
+	if (!strstr(buf, "\"pid\":777"))
+		fail_msg("follow did not show the new event; got:\n%s\nstderr: %s", buf, err);
+	assert_null(strstr(buf, "\"pid\":778")); /* the exec was filtered out */
+	assert_null(strstr(rest, "\"pid\":778"));
+	/* the backlog event came exactly once */
+	char *first = strstr(buf, "\"pid\":101");
+	assert_null(strstr(first + 1, "\"pid\":101"));
+	assert_int_equal(st, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -724,6 +1033,10 @@ int main(void)
 		cmocka_unit_test(test_socket_mode),
 		cmocka_unit_test(test_concurrent),
 		cmocka_unit_test(test_socket_lifecycle),
+		cmocka_unit_test(test_cli_events),
+		cmocka_unit_test(test_cli_other_commands),
+		cmocka_unit_test(test_cli_exit_codes),
+		cmocka_unit_test(test_cli_follow),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,377 @@
+/* sandlens: command-line client of sandlensd's local API (docs/CLI.md).
+ *
+ *   sandlens [--api URL | --socket PATH] events [filters] [--follow] [--json]
+ *   sandlens [--api URL | --socket PATH] containers [--json]
+ *   sandlens [--api URL | --socket PATH] status [--json]
+ *
+ * Exit: 0 ok, 1 API unreachable or server error, 2 usage error (including a
+ * parameter the server rejects with 400).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+
+#define DEFAULT_API "http://127.0.0.1:9753"
+#define FOLLOW_INTERVAL_MS 500
+#define FOLLOW_PAGE "1000"
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sandlens [--api URL | --socket PATH] <command> [options]\n"
+		"\n"
+		"commands:\n"
+		"  events      list process events (exec, exit, signal, oom)\n"
+		"  containers  list containers seen, with event counts\n"
+		"  status      agent health: modules, hooks, self-metrics\n"
+		"\n"
+		"connection (default " DEFAULT_API "):\n"
+		"  --api URL        API base URL (env SANDLENS_API)\n"
+		"  --socket PATH    talk HTTP over this unix socket (env SANDLENS_SOCKET)\n"
+		"\n"
+		"events options:\n"
+		"  --type T         exec|exit|signal|oom\n"
+		"  --container ID   container id or a prefix of >= 4 characters\n"
+		"  --pod UID        pod UID\n"
+		"  --since T        RFC 3339 time, duration ago (90s, 5m, 2h, 7d) or ns since epoch\n"
+		"  --until T        same forms; exclusive\n"
+		"  --limit N        at most N events (1..10000; server default 100)\n"
+		"  -f, --follow     keep printing new events (every 500 ms) until interrupted\n"
+		"\n"
+		"common options:\n"
+		"  --json           one compact JSON object per line instead of a table\n"
+		"  -h, --help       this text\n"
+		"\n"
+		"exit status: 0 ok, 1 API unreachable or server error, 2 usage error\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "sandlens: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'sandlens --help'.\n");
+	return CLI_USAGE;
+}
+
+struct opts {
+	const char *api, *socket;
+	const char *type, *container, *pod, *since, *until, *limit;
+	int follow, json;
+	int events_only_set; /* an events-only option was given */
+};
+
+/* Prints the error of a non-2xx reply (JSON {"error":{code,message}} or raw
+ * text) and returns the exit code: 2 for 400 (the request was bad), else 1. */
+static int report_http_error(const char *what, const struct cli_resp *r)
+{
+	json_error_t je;
+	json_t *o = r->body ? json_loads(r->body, 0, &je) : NULL;
+	json_t *e = json_object_get(o, "error");
+	const char *code = json_string_value(json_object_get(e, "code"));
+	const char *msg = json_string_value(json_object_get(e, "message"));
+	if (code && msg)
+		fprintf(stderr, "sandlens: %s: %s (HTTP %ld %s)\n", what, msg, r->status, code);
+	else
+		fprintf(stderr, "sandlens: %s: HTTP %ld%s%.200s\n", what, r->status,
+			r->body ? ": " : "", r->body ? r->body : "");
+	json_decref(o);
+	return r->status == 400 ? CLI_USAGE : CLI_ERR;
+}
+
+/* GET path; on success (HTTP 200, or 503 when allow_503) parses JSON into
+ * *out and returns 0; else prints why and returns the exit code. */
+static int get_json(struct cli_conn *c, const char *path, int allow_503, json_t **out,
+		    long *status)
+{
+	struct cli_resp r;
+	if (cli_http_get(c, path, &r)) {
+		fprintf(stderr, "sandlens: cannot reach the API at %s%s: %s\n",
+			c->socket ? "unix:" : "", c->socket ? c->socket : c->base, r.error);
+		return CLI_ERR;
+	}
+	if (status)
+		*status = r.status;
+	if (r.status != 200 && !(allow_503 && r.status == 503)) {
+		int rc = report_http_error(path, &r);
+		cli_resp_free(&r);
+		return rc;
+	}
+	json_error_t je;
+	*out = r.body ? json_loads(r.body, 0, &je) : NULL;
+	cli_resp_free(&r);
+	if (!*out) {
+		fprintf(stderr, "sandlens: %s: the API returned invalid JSON\n", path);
+		return CLI_ERR;
+	}
+	return 0;
+}
+
+/* Output failed: a closed pipe is a normal end (like `| head`). */
+static int out_rc(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return CLI_OK;
+	if (errno == EPIPE)
+		return CLI_OK;
+	fprintf(stderr, "sandlens: writing output: %s\n", strerror(errno));
+	return CLI_ERR;
+}
+
+static void print_event(json_t *ev, int json)
+{
+	if (json) {
+		char *s = json_dumps(ev, JSON_COMPACT);
+		if (s) {
+			fputs(s, stdout);
+			fputc('\n', stdout);
+			free(s);
+		}
+	} else {
+		cli_print_event_row(stdout, ev);
+	}
+}
+
+static int build_events_path(const struct opts *o, char *path, size_t size, int with_since)
+{
+	snprintf(path, size, "/api/v1/events");
+	if ((o->type && cli_query_add(path, size, "type", o->type)) ||
+	    (o->container && cli_query_add(path, size, "container", o->container)) ||
+	    (o->pod && cli_query_add(path, size, "pod", o->pod)) ||
+	    (with_since && o->since && cli_query_add(path, size, "since", o->since)) ||
+	    (o->until && cli_query_add(path, size, "until", o->until)))
+		return -1;
+	return 0;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	while (!g_stop && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static int cmd_events(struct cli_conn *c, const struct opts *o)
+{
+	char path[2048];
+	json_t *body = NULL;
+	int64_t cursor = 0;
+	int rc;
+
+	if (o->follow) {
+		/* the newest id overall: the floor of the follow cursor, so an
+		 * empty first answer does not replay old non-matching history */
+		rc = get_json(c, "/api/v1/events?limit=1", 0, &body, NULL);
+		if (rc)
+			return rc;
+		cursor = json_integer_value(json_object_get(body, "next_after_id"));
+		json_decref(body);
+	}
+
+	/* first page: newest first (server order), printed oldest first */
+	if (build_events_path(o, path, sizeof(path), 1) ||
+	    (o->limit && cli_query_add(path, sizeof(path), "limit", o->limit)))
+		return usage_error("%s", "filter values too long");
+	rc = get_json(c, path, 0, &body, NULL);
+	if (rc)
+		return rc;
+	json_t *evs = json_object_get(body, "events");
+	int header = !o->json && (json_array_size(evs) || !o->follow);
+	if (header)
+		cli_print_event_header(stdout);
+	for (size_t i = json_array_size(evs); i-- > 0;)
+		print_event(json_array_get(evs, i), o->json);
+	if (json_is_true(json_object_get(body, "truncated")))
+		fprintf(stderr, "sandlens: the answer was cut at the server's size bound; "
+				"narrow the query or lower --limit\n");
+	int64_t next = json_integer_value(json_object_get(body, "next_after_id"));
+	if (next > cursor)
+		cursor = next;
+	json_decref(body);
+	rc = out_rc();
+	if (rc || !o->follow)
+		return rc;
+
+	/* follow: oldest first after the cursor; since applies only to the
+	 * first page (the cursor already guarantees newness) */
+	while (!g_stop) {
+		char p2[2200], cur[32];
+		snprintf(cur, sizeof(cur), "%lld", (long long)cursor);
+		if (build_events_path(o, p2, sizeof(p2), 0) ||
+		    cli_query_add(p2, sizeof(p2), "order", "asc") ||
+		    cli_query_add(p2, sizeof(p2), "limit", FOLLOW_PAGE) ||
+		    cli_query_add(p2, sizeof(p2), "after_id", cur))
+			return usage_error("%s", "filter values too long");
+		rc = get_json(c, p2, 0, &body, NULL);
+		if (rc)
+			return g_stop ? CLI_OK : rc;
+		evs = json_object_get(body, "events");
+		size_t n = json_array_size(evs);
+		if (n && !header && !o->json) {
+			cli_print_event_header(stdout);
+			header = 1;
+		}
+		for (size_t i = 0; i < n; i++)
+			print_event(json_array_get(evs, i), o->json);
+		next = json_integer_value(json_object_get(body, "next_after_id"));
+		if (next > cursor)
+			cursor = next;
+		json_decref(body);
+		if (fflush(stdout) != 0 || ferror(stdout))
+			return out_rc();
+		if (n < (size_t)atoi(FOLLOW_PAGE))
+			sleep_ms(FOLLOW_INTERVAL_MS);
+	}
+	return out_rc();
+}
+
+static int cmd_containers(struct cli_conn *c, const struct opts *o)
+{
+	json_t *body = NULL;
+	int rc = get_json(c, "/api/v1/containers", 0, &body, NULL);
+	if (rc)
+		return rc;
+	json_t *cs = json_object_get(body, "containers");
+	if (o->json) {
+		size_t i;
+		json_t *x;
+		json_array_foreach(cs, i, x) print_event(x, 1);
+	} else {
+		cli_print_containers(stdout, cs);
+	}
+	if (json_is_true(json_object_get(body, "truncated")))
+		fprintf(stderr, "sandlens: the list was cut at the server's size bound\n");
+	json_decref(body);
+	return out_rc();
+}
+
+static int cmd_status(struct cli_conn *c, const struct opts *o)
+{
+	json_t *h = NULL;
+	long status = 0;
+	int rc = get_json(c, "/healthz", 1, &h, &status);
+	if (rc)
+		return rc;
+	if (o->json) {
+		print_event(h, 1);
+	} else {
+		struct cli_resp m;
+		const char *metrics = NULL;
+		if (cli_http_get(c, "/metrics", &m) == 0 && m.status == 200)
+			metrics = m.body;
+		cli_print_status(stdout, h, metrics);
+		cli_resp_free(&m);
+	}
+	json_decref(h);
+	rc = out_rc();
+	if (rc == CLI_OK && status == 503) {
+		fprintf(stderr, "sandlens: the agent reports a failed module\n");
+		return CLI_ERR;
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_API = 256, O_SOCKET, O_TYPE, O_CONTAINER, O_POD, O_SINCE, O_UNTIL, O_LIMIT, O_JSON };
+	static const struct option longopts[] = {
+		{"api", required_argument, NULL, O_API},
+		{"socket", required_argument, NULL, O_SOCKET},
+		{"type", required_argument, NULL, O_TYPE},
+		{"container", required_argument, NULL, O_CONTAINER},
+		{"pod", required_argument, NULL, O_POD},
+		{"since", required_argument, NULL, O_SINCE},
+		{"until", required_argument, NULL, O_UNTIL},
+		{"limit", required_argument, NULL, O_LIMIT},
+		{"follow", no_argument, NULL, 'f'},
+		{"json", no_argument, NULL, O_JSON},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct opts o = {0};
+	int ch;
+
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case O_API: o.api = optarg; break;
+		case O_SOCKET: o.socket = optarg; break;
+		case O_TYPE: o.type = optarg; o.events_only_set = 1; break;
+		case O_CONTAINER: o.container = optarg; o.events_only_set = 1; break;
+		case O_POD: o.pod = optarg; o.events_only_set = 1; break;
+		case O_SINCE: o.since = optarg; o.events_only_set = 1; break;
+		case O_UNTIL: o.until = optarg; o.events_only_set = 1; break;
+		case O_LIMIT: o.limit = optarg; o.events_only_set = 1; break;
+		case 'f': o.follow = 1; o.events_only_set = 1; break;
+		case O_JSON: o.json = 1; break;
+		case 'h': usage(stdout); return CLI_OK;
+		case '?':
+		default:
+			if (optopt && optopt < 256)
+				return usage_error("unknown or incomplete option -%s",
+						   (char[]){(char)optopt, 0});
+			return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "missing command (events, containers or status)");
+	if (optind + 1 < argc)
+		return usage_error("unexpected argument '%s'", argv[optind + 1]);
+	const char *cmd = argv[optind];
+	int (*fn)(struct cli_conn *, const struct opts *) = NULL;
+	if (!strcmp(cmd, "events"))
+		fn = cmd_events;
+	else if (!strcmp(cmd, "containers"))
+		fn = cmd_containers;
+	else if (!strcmp(cmd, "status"))
+		fn = cmd_status;
+	else
+		return usage_error("unknown command '%s'", cmd);
+	if (fn != cmd_events && o.events_only_set)
+		return usage_error("'%s' takes only --json (and --api/--socket)", cmd);
+
+	if (!o.api)
+		o.api = getenv("SANDLENS_API");
+	if (!o.socket)
+		o.socket = getenv("SANDLENS_SOCKET");
+	if (!o.api || !*o.api)
+		o.api = DEFAULT_API;
+	char base[1024];
+	size_t bl = strlen(o.api);
+	while (bl && o.api[bl - 1] == '/')
+		bl--;
+	if (bl == 0 || bl >= sizeof(base))
+		return usage_error("bad --api URL '%s'", o.api);
+	if (!strstr(o.api, "://"))
+		return usage_error("--api wants a URL like http://127.0.0.1:9753, not '%s'", o.api);
+	memcpy(base, o.api, bl);
+	base[bl] = '\0';
+
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a closed stdout shows up as EPIPE */
+
+	struct cli_conn c;
+	if (cli_http_init(&c, base, o.socket)) {
+		fprintf(stderr, "sandlens: libcurl initialisation failed\n");
+		return CLI_ERR;
+	}
+	int rc = fn(&c, &o);
+	cli_http_close(&c);
+	return rc;
+}
