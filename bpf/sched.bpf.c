@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+/* sched module, kernel half: runqueue latency per cgroup (SCHED-1),
+ * internal/external contention and neighbours (SCHED-2), sched_delay
+ * events (SCHED-3). Definitions: docs/SCHED.md.
+ *
+ * Hooks:
+ *   tp_btf/sched_wakeup, tp_btf/sched_wakeup_new  enqueue time of the woken task
+ *   tp_btf/sched_switch    prev still TASK_RUNNING => enqueue time of prev;
+ *                          next: wait = now - enqueue time, into the histogram
+ *                          of next's cgroup key, classified by prev
+ *   tp_btf/cgroup_rmdir    drop the entries of a removed cgroup
+ *
+ * Hot-path rules (per-event cost is benchmarked, bench/sched-overhead.sh):
+ * enqueue times live in task storage (no pid hash), the histogram is a
+ * per-CPU hash (no atomics, no shared cache lines), pointers are read by
+ * direct BTF loads (no bpf_probe_read calls), nothing goes to the ring
+ * buffer unless a watched cgroup's wait crosses the threshold.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "task_id.bpf.h"
+#include "sandlens/token_bucket.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by user space before load (src/modules/sched.c). */
+const volatile __u64 delay_threshold_ns = 1000000; /* sched_delay threshold */
+const volatile __u64 delay_rate = 10;              /* events/s per cgroup key; 0 = no limit */
+const volatile __u64 delay_burst = 20;
+const volatile int v1_hierarchy_id = -1;           /* cgroup_rmdir: v1 hierarchy of the key */
+
+/* Tick epoch, advanced by user space (mmap'd .bss) after each read. */
+volatile __u64 sched_epoch;
+
+struct enq {
+	__u64 ts;   /* CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
+	__u32 kind; /* enum sl_sched_enqueue */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct enq);
+} sched_enq SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1024); /* sched.max_cgroups */
+	__type(key, struct sl_sched_key);
+	__type(value, struct sl_sched_hist);
+} sched_hist SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 4096); /* sched.max_neighbour_pairs */
+	__type(key, struct sl_sched_pair_key);
+	__type(value, struct sl_sched_pair);
+} sched_pairs SEC(".maps");
+
+/* Watched cgroup keys (filled by user space from sched.watch) with their
+ * sched_delay token bucket. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024); /* sched.max_cgroups */
+	__type(key, struct sl_sched_key);
+	__type(value, struct sl_exec_bucket);
+} sched_watch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 << 10);
+} sched_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SL_SST_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} sched_stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&sched_stats, &idx);
+	if (v)
+		*v += 1;
+}
+
+/* Cgroup key of t by direct BTF loads (tp_btf arguments are trusted). */
+static __always_inline void task_key(struct task_struct *t, struct sl_sched_key *k)
+{
+	struct css_set *cset = t->cgroups;
+
+	k->cgroup_id = cset->dfl_cgrp->kn->id;
+	k->cgroup_v1_id = 0;
+	if (sl_v1_subsys_id >= 0 && sl_v1_subsys_id < CGROUP_SUBSYS_COUNT) {
+		struct cgroup_subsys_state *css = cset->subsys[sl_v1_subsys_id];
+		if (css)
+			k->cgroup_v1_id = css->cgroup->kn->id;
+	}
+}
+
+struct task_struct___o {
+	volatile long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline long task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return t->__state;
+	return BPF_CORE_READ((struct task_struct___o *)t, state);
+}
+
+static __always_inline void mark_enqueue(struct task_struct *t, __u64 now, __u32 kind)
+{
+	struct enq *e = bpf_task_storage_get(&sched_enq, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (e) {
+		e->ts = now;
+		e->kind = kind;
+	}
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_wakeup, struct task_struct *p)
+{
+	mark_enqueue(p, bpf_ktime_get_ns(), SL_SCHED_ENQ_WAKEUP);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new, struct task_struct *p)
+{
+	mark_enqueue(p, bpf_ktime_get_ns(), SL_SCHED_ENQ_WAKEUP_NEW);
+	return 0;
+}
+
+/* log2 slot of a wait (see SL_SCHED_SLOTS). */
+static __always_inline __u32 wait_slot(__u64 ns)
+{
+	__u64 v = ns ? (ns - 1) / 1000 : 0;
+	__u32 r = 0, s;
+
+	if (v == 0)
+		return 0;
+	if (v >= (1ULL << 20))
+		return SL_SCHED_SLOTS - 1;
+	s = (v >= (1 << 16)) << 4; v >>= s; r |= s;
+	s = (v >= (1 << 8)) << 3;  v >>= s; r |= s;
+	s = (v >= (1 << 4)) << 2;  v >>= s; r |= s;
+	s = (v >= (1 << 2)) << 1;  v >>= s; r |= s;
+	r |= (v >> 1);
+	return r + 1;
+}
+
+static __always_inline void emit_delay(struct task_struct *prev, struct task_struct *next,
+				       struct sl_sched_key *key, __u64 now, __u64 wait,
+				       __u32 cls, __u32 kind)
+{
+	struct sl_exec_bucket *b = bpf_map_lookup_elem(&sched_watch, key);
+	struct sl_sched_delay_event *e;
+	__u64 carried = 0;
+
+	if (!b)
+		return;
+	stat_inc(SL_SST_DELAY_SEEN);
+	if (delay_rate && !sl_bucket_take(b, now, delay_rate, delay_burst, &carried)) {
+		stat_inc(SL_SST_DELAY_RATE_LIMITED);
+		return;
+	}
+	e = bpf_ringbuf_reserve(&sched_events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(SL_SST_DELAY_RB_FAIL);
+		if (delay_rate)
+			sl_bucket_undeliver(b, carried);
+		return;
+	}
+	e->hdr.type = SL_EV_SCHED_DELAY;
+	e->hdr.cpu = bpf_get_smp_processor_id();
+	e->hdr.ts_ns = now;
+	sl_fill_task_id(&e->task, next);
+	sl_fill_task_id(&e->neighbour, prev);
+	e->wait_ns = wait;
+	e->truncated_count = carried;
+	e->contention = cls;
+	e->enqueue = kind;
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct sl_sched_key key, pkey;
+	struct sl_sched_hist *h;
+	struct enq *e;
+	__u64 now = bpf_ktime_get_ns(), wait, epoch;
+	__u32 slot, cls, kind, idx;
+
+	/* Switched out while runnable: back on the runqueue now. The state is
+	 * read from the task (not the tracepoint's prev_state): __schedule()
+	 * resets it to TASK_RUNNING when a signal is pending and keeps the task
+	 * queued. */
+	if (prev->pid && task_state(prev) == 0)
+		mark_enqueue(prev, now, SL_SCHED_ENQ_PREEMPT);
+	if (!next->pid)
+		return 0;
+	e = bpf_task_storage_get(&sched_enq, next, 0, 0);
+	if (!e || !e->ts)
+		return 0;
+	wait = now - e->ts;
+	kind = e->kind;
+	e->ts = 0;
+
+	task_key(next, &key);
+	if (!prev->pid) {
+		cls = SL_SCHED_IDLE;
+	} else {
+		task_key(prev, &pkey);
+		cls = (pkey.cgroup_id == key.cgroup_id && pkey.cgroup_v1_id == key.cgroup_v1_id)
+			      ? SL_SCHED_INTERNAL : SL_SCHED_EXTERNAL;
+	}
+
+	h = bpf_map_lookup_elem(&sched_hist, &key);
+	if (!h) {
+		struct sl_sched_hist zero = {};
+		if (bpf_map_update_elem(&sched_hist, &key, &zero, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&sched_hist, &key)) {
+			stat_inc(SL_SST_HIST_FULL);
+			return 0;
+		}
+		h = bpf_map_lookup_elem(&sched_hist, &key);
+		if (!h)
+			return 0;
+	}
+	slot = wait_slot(wait);
+	if (slot < SL_SCHED_SLOTS)
+		h->slots[slot]++;
+	h->sum_ns += wait;
+	if (cls < 3)
+		h->class_ns[cls] += wait;
+	epoch = sched_epoch;
+	idx = epoch & 1;
+	if (h->max_epoch[idx] != epoch) {
+		h->max_epoch[idx] = epoch;
+		h->max_ns[idx] = wait;
+	} else if (wait > h->max_ns[idx]) {
+		h->max_ns[idx] = wait;
+	}
+
+	if (cls == SL_SCHED_EXTERNAL) {
+		struct sl_sched_pair_key pk = {.victim = key, .neighbour = pkey};
+		struct sl_sched_pair *p = bpf_map_lookup_elem(&sched_pairs, &pk);
+		if (!p) {
+			struct sl_sched_pair np = {.wait_ns = wait, .count = 1};
+			if (bpf_map_update_elem(&sched_pairs, &pk, &np, BPF_NOEXIST))
+				stat_inc(SL_SST_PAIR_FULL);
+		} else {
+			p->wait_ns += wait;
+			p->count++;
+		}
+	}
+
+	if (wait >= delay_threshold_ns)
+		emit_delay(prev, next, &key, now, wait, cls, kind);
+	return 0;
+}
+
+/* cgroup_rmdir: remove every entry whose key holds the removed cgroup. */
+struct rmdir_ctx {
+	__u64 id;
+	int v1; /* the id is a v1 cgroup id */
+};
+
+static long rm_key(struct bpf_map *map, const struct sl_sched_key *k, const void *kk,
+		   struct rmdir_ctx *c)
+{
+	if ((c->v1 ? k->cgroup_v1_id : k->cgroup_id) == c->id)
+		bpf_map_delete_elem(map, kk);
+	return 0;
+}
+
+static long rm_hist(struct bpf_map *map, const void *key, void *val, void *ctx)
+{
+	return rm_key(map, key, key, ctx);
+}
+
+static long rm_pair(struct bpf_map *map, const void *key, void *val, void *ctx)
+{
+	const struct sl_sched_pair_key *pk = key;
+	struct rmdir_ctx *c = ctx;
+	__u64 a = c->v1 ? pk->victim.cgroup_v1_id : pk->victim.cgroup_id;
+	__u64 b = c->v1 ? pk->neighbour.cgroup_v1_id : pk->neighbour.cgroup_id;
+
+	if (a == c->id || b == c->id)
+		bpf_map_delete_elem(map, key);
+	return 0;
+}
+
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(sched_cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+	struct rmdir_ctx c;
+	int hid = cgrp->root->hierarchy_id;
+
+	if (hid != 0 && hid != v1_hierarchy_id)
+		return 0;
+	c.id = cgrp->kn->id;
+	c.v1 = hid != 0;
+	bpf_for_each_map_elem(&sched_hist, rm_hist, &c, 0);
+	bpf_for_each_map_elem(&sched_watch, rm_hist, &c, 0);
+	bpf_for_each_map_elem(&sched_pairs, rm_pair, &c, 0);
+	return 0;
+}
