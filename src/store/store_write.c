@@ -19,7 +19,7 @@
 
 static const char *const schema_sql =
 	"CREATE TABLE IF NOT EXISTS events("
-	" id INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL, type TEXT NOT NULL,"
+	" id INTEGER PRIMARY KEY AUTOINCREMENT, time_ns INTEGER NOT NULL, type TEXT NOT NULL,"
 	" pid INTEGER, container_id TEXT, pod_uid TEXT, runtime TEXT, json TEXT NOT NULL);"
 	"CREATE INDEX IF NOT EXISTS events_time ON events(time_ns);"
 	"CREATE INDEX IF NOT EXISTS events_type_time ON events(type, time_ns);"
