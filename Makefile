@@ -3,11 +3,12 @@
 # SAN=1 builds everything with -fsanitize=address,undefined into build-san/.
 
 SAN ?= 0
+# BUILD_DIR overrides the output directory (e.g. a private one while others build).
 ifeq ($(SAN),1)
-B := build-san
+B := $(or $(BUILD_DIR),build-san)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 else
-B := build
+B := $(or $(BUILD_DIR),build)
 SANFLAGS :=
 endif
 
