@@ -18,7 +18,7 @@ struct sl_runc_index;
 struct ring_buffer;
 
 /* Event kinds counted by the pipeline (index into sl_agent.events_total). */
-enum sl_evkind { SL_K_EXEC, SL_K_EXIT, SL_K_SIGNAL, SL_K_OOM, SL_K_MAX };
+enum sl_evkind { SL_K_EXEC, SL_K_EXIT, SL_K_SIGNAL, SL_K_OOM, SL_K_SCHED_DELAY, SL_K_MAX };
 extern const char *const sl_evkind_names[SL_K_MAX];
 
 #define SL_MAX_MODULES 8

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <yaml.h>
 
-enum kind { K_STR, K_BOOL, K_UINT, K_DURATION, K_BYTES, K_LOGLEVEL };
+enum kind { K_STR, K_BOOL, K_UINT, K_DURATION, K_BYTES, K_LOGLEVEL, K_DURATION_NS };
 
 struct key {
 	const char *name; /* dotted path */
@@ -46,6 +46,15 @@ static const struct key keys[] = {
 	{"proc.exec_buckets", K_UINT, F(proc.exec_buckets), 64, 1u << 20},
 	{"proc.ringbuf_size", K_BYTES, F(proc.ringbuf_bytes), 4096, 1u << 30},
 	{"proc.fatal_signals_only", K_BOOL, F(proc.fatal_signals_only), 0, 0},
+	{"sched.enabled", K_BOOL, F(sched.enabled), 0, 0},
+	{"sched.watch", K_STR, F(sched.watch), 0, 0},
+	{"sched.delay_threshold", K_DURATION_NS, F(sched.delay_threshold_ns), 1000, 60000000000ull},
+	{"sched.delay_rate", K_UINT, F(sched.delay_rate), 0, 1000000},
+	{"sched.delay_burst", K_UINT, F(sched.delay_burst), 1, 1000000},
+	{"sched.max_cgroups", K_UINT, F(sched.max_cgroups), 16, 1u << 20},
+	{"sched.max_neighbour_pairs", K_UINT, F(sched.max_neighbour_pairs), 16, 1u << 22},
+	{"sched.max_containers", K_UINT, F(sched.max_containers), 1, 1u << 16},
+	{"sched.ringbuf_size", K_BYTES, F(sched.ringbuf_bytes), 4096, 1u << 30},
 };
 #undef F
 
@@ -74,6 +83,15 @@ void sl_config_defaults(struct sl_config *c)
 	c->proc.exec_buckets = 16384;
 	c->proc.ringbuf_bytes = 4u << 20;
 	c->proc.fatal_signals_only = 1;
+	c->sched.enabled = 1;
+	snprintf(c->sched.watch, sizeof(c->sched.watch), "all");
+	c->sched.delay_threshold_ns = 1000000;
+	c->sched.delay_rate = 10;
+	c->sched.delay_burst = 20;
+	c->sched.max_cgroups = 1024;
+	c->sched.max_neighbour_pairs = 4096;
+	c->sched.max_containers = 256;
+	c->sched.ringbuf_bytes = 256u << 10;
 }
 
 static int parse_u64(const char *s, uint64_t *out, const char **rest)
@@ -110,6 +128,26 @@ int sl_parse_duration_s(const char *s, uint64_t *out)
 		return -1;
 	*out = v * mul;
 	return 0;
+}
+
+int sl_parse_duration_ns(const char *s, uint64_t *out)
+{
+	static const struct { const char *sfx; uint64_t mul; } sfx[] = {
+		{"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000ull},
+		{"m", 60000000000ull}};
+	const char *rest;
+	uint64_t v;
+	if (parse_u64(s, &v, &rest))
+		return -1;
+	for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		if (!strcmp(rest, sfx[i].sfx)) {
+			if (v > UINT64_MAX / sfx[i].mul)
+				return -1;
+			*out = v * sfx[i].mul;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 int sl_parse_bytes(const char *s, uint64_t *out)
@@ -187,6 +225,12 @@ static int set_value(struct sl_config *c, const struct key *k, const char *v, ch
 			return 0;
 		}
 		break;
+	case K_DURATION_NS:
+		if (sl_parse_duration_ns(v, &u)) {
+			snprintf(err, errlen, "%s: '%s' is not a duration (e.g. 500us, 1ms, 2s)", k->name, v);
+			return -1;
+		}
+		break;
 	case K_BYTES:
 		if (sl_parse_bytes(v, &u)) {
 			snprintf(err, errlen, "%s: '%s' is not a size (e.g. 4MiB, 512KiB)", k->name, v);
@@ -256,6 +300,20 @@ static int validate(const struct sl_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "proc.ringbuf_size: %llu is not a power of two",
 			 (unsigned long long)rb);
 		return -1;
+	}
+	rb = c->sched.ringbuf_bytes;
+	if (rb & (rb - 1)) {
+		snprintf(err, errlen, "sched.ringbuf_size: %llu is not a power of two",
+			 (unsigned long long)rb);
+		return -1;
+	}
+	if (strcmp(c->sched.watch, "all") && strcmp(c->sched.watch, "none")) {
+		for (const char *p = c->sched.watch; *p; p++)
+			if (!isalnum((unsigned char)*p) && !strchr(",-_.: ", *p)) {
+				snprintf(err, errlen, "sched.watch: '%s' is not all, none or a comma-separated list of id prefixes",
+					 c->sched.watch);
+				return -1;
+			}
 	}
 	if (!c->store.path[0]) {
 		snprintf(err, errlen, "store.path: must not be empty");

@@ -43,6 +43,19 @@ struct sl_config {
 		uint64_t ringbuf_bytes;  /* proc.ringbuf_size: default 4 MiB (power of 2, >= page) */
 		int fatal_signals_only;  /* proc.fatal_signals_only: default true */
 	} proc;
+
+	struct {
+		int enabled;                  /* sched.enabled: default true */
+		char watch[1024];             /* sched.watch: "all" (default), "none", or comma-separated
+		                                 container-id / pod-uid prefixes */
+		uint64_t delay_threshold_ns;  /* sched.delay_threshold: default 1ms */
+		uint64_t delay_rate;          /* sched.delay_rate: sched_delay events/s per cgroup, default 10 */
+		uint64_t delay_burst;         /* sched.delay_burst: bucket size, default 20 */
+		uint64_t max_cgroups;         /* sched.max_cgroups: kernel histogram entries, default 1024 */
+		uint64_t max_neighbour_pairs; /* sched.max_neighbour_pairs: (victim, neighbour) entries, default 4096 */
+		uint64_t max_containers;      /* sched.max_containers: exported series, default 256 */
+		uint64_t ringbuf_bytes;       /* sched.ringbuf_size: default 256 KiB (power of 2) */
+	} sched;
 };
 
 void sl_config_defaults(struct sl_config *c);
@@ -54,6 +67,8 @@ int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errl
 
 /* Parsers shared with the CLI: "90s", "5m", "2h", "7d", plain seconds. */
 int sl_parse_duration_s(const char *s, uint64_t *out);
+/* Durations in ns: "500us", "1ms", "2s", "150ns", "1m"; a plain number is ns. */
+int sl_parse_duration_ns(const char *s, uint64_t *out);
 /* "4MiB", "512KiB", "1GiB", plain bytes. */
 int sl_parse_bytes(const char *s, uint64_t *out);
 

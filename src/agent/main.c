@@ -28,7 +28,7 @@
 #define SANDLENS_VERSION "0.1.0"
 
 /* The module registry, in start order. */
-static const struct sl_module_ops *const registry[] = {&sl_proc_module};
+static const struct sl_module_ops *const registry[] = {&sl_proc_module, &sl_sched_module};
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -116,7 +116,9 @@ static int start_modules(struct sl_agent *a)
 	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
 		struct sl_module *m = &a->modules[a->nmodules++];
 		m->ops = registry[i];
-		m->enabled = strcmp(m->ops->name, "proc") ? 1 : a->cfg.proc.enabled;
+		m->enabled = !strcmp(m->ops->name, "proc")    ? a->cfg.proc.enabled
+			     : !strcmp(m->ops->name, "sched") ? a->cfg.sched.enabled
+								: 1;
 		if (!m->enabled) {
 			sl_info(m->ops->name, "disabled by configuration");
 			continue;

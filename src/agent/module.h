@@ -79,5 +79,6 @@ const char *sl_hook_state_name(int state);
 
 /* The registry: every module the agent knows, in start order. */
 extern const struct sl_module_ops sl_proc_module;
+extern const struct sl_module_ops sl_sched_module; /* src/modules/sched.c */
 
 #endif

@@ -1,0 +1,725 @@
+/* sched module, user half: load/attach bpf/sched.bpf.c, decode sched_delay
+ * records, and every tick fold the kernel's per-cgroup histograms into
+ * per-container series (attribution on the poll-loop thread), read CFS
+ * throttling from cpu.stat, keep the watch map filled, and publish an
+ * immutable snapshot for /metrics and the API (sched_snap.c).
+ * Definitions of every figure: docs/SCHED.md. */
+#include "modules/sched.h"
+#include "modules/sched_hist.h"
+#include "modules/sched_internal.h"
+#include "agent/agent.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "sched.skel.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MOD "sched"
+/* A series with no live cgroup key is dropped after this many ticks. */
+#define SERIES_IDLE_TICKS 300
+/* Keys not attributed to a container are re-resolved this often (ticks):
+ * a plain runc container's state may appear after its first wait. */
+#define RERESOLVE_TICKS 5
+
+struct sched_series {
+	char id[SL_CONTAINER_ID_LEN]; /* hash key; "" = host */
+	char pod_uid[SL_POD_UID_LEN];
+	char runtime[SL_RUNTIME_LEN];
+	int is_host;
+	int watched;
+	uint64_t slots[SL_SCHED_SLOTS], sum_ns, class_ns[3];
+	uint64_t iv_slots[SL_SCHED_SLOTS], iv_sum_ns, iv_class_ns[3], iv_max_ns;
+	/* cgroup directory for cpu.stat: the shortest path among its keys */
+	char relpath[SL_CGPATH_BYTES];
+	int hier;
+	int ncg;
+	uint64_t cgids[SCHED_MAX_CGIDS];
+	int nkeys;
+	uint64_t last_active_tick;
+	int cpu_ok, prev_cpu_ok;
+	struct sl_cgstat_cpu cpu, prev_cpu;
+	int nneigh;
+	struct sched_neigh neigh[SCHED_NEIGH_TRACK];
+	UT_hash_handle hh;
+};
+
+struct sched_key {
+	struct sl_sched_key k; /* hash key */
+	struct sched_series *s; /* NULL: not exported (max_containers) */
+	struct sl_sched_hist last;
+	uint64_t seen_tick, resolved_tick;
+	int in_hist;  /* present in sched_hist (has a `last`) */
+	int watched;  /* inserted into sched_watch */
+	uint64_t pending;
+	UT_hash_handle hh;
+};
+
+struct sched_pairst {
+	struct sl_sched_pair_key k;
+	uint64_t wait_ns, count;
+	uint64_t seen_tick;
+	UT_hash_handle hh;
+};
+
+/* ---------- names and decoding ---------- */
+
+const char *sl_sched_contention_name(unsigned c)
+{
+	static const char *const n[] = {"idle", "internal", "external"};
+	return c < 3 ? n[c] : "unknown";
+}
+
+const char *sl_sched_enqueue_name(unsigned e)
+{
+	static const char *const n[] = {"unknown", "wakeup", "wakeup_new", "preempted"};
+	return e < 4 ? n[e] : "unknown";
+}
+
+int sl_sched_watch_match(const char *watch, const char *container_id, const char *pod_uid)
+{
+	const char *p = watch;
+
+	if (!container_id || !container_id[0])
+		return 0;
+	if (!strcmp(watch, "all"))
+		return 1;
+	if (!strcmp(watch, "none"))
+		return 0;
+	while (*p) {
+		while (*p == ',' || *p == ' ')
+			p++;
+		size_t n = strcspn(p, ", ");
+		if (n && (!strncmp(container_id, p, n) || (pod_uid && pod_uid[0] && !strncmp(pod_uid, p, n))))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+static json_t *task_json_plain(const struct sl_task_id *t)
+{
+	char comm[SL_COMM_LEN + 1];
+	json_t *o = json_object();
+	memcpy(comm, t->comm, SL_COMM_LEN);
+	comm[SL_COMM_LEN] = 0;
+	json_object_set_new(o, "pid", json_integer(t->pid));
+	json_object_set_new(o, "comm", sl_json_str_lossy(comm, strlen(comm)));
+	json_object_set_new(o, "cgroup_id", json_integer((json_int_t)t->cgroup_id));
+	json_object_set_new(o, "cgroup_v1_id", json_integer((json_int_t)t->cgroup_v1_id));
+	return o;
+}
+
+json_t *sl_sched_delay_fields(struct sl_agent *a, const struct sl_sched_delay_event *e, size_t size)
+{
+	json_t *o, *n;
+
+	if (size < sizeof(*e))
+		return NULL;
+	o = json_object();
+	json_object_set_new(o, "tid", json_integer(e->task.tid));
+	json_object_set_new(o, "wait_ns", json_integer((json_int_t)e->wait_ns));
+	json_object_set_new(o, "cpu", json_integer(e->hdr.cpu));
+	json_object_set_new(o, "contention", json_string(sl_sched_contention_name(e->contention)));
+	json_object_set_new(o, "enqueue", json_string(sl_sched_enqueue_name(e->enqueue)));
+	json_object_set_new(o, "truncated_count", json_integer((json_int_t)e->truncated_count));
+	if (a)
+		n = sl_pipeline_task_json(a, &e->neighbour);
+	else
+		n = task_json_plain(&e->neighbour);
+	json_object_set_new(n, "tid", json_integer(e->neighbour.tid));
+	json_object_set_new(o, "neighbour", n);
+	return o;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct sl_module *m = ctx;
+	struct sched_priv *sp = m->priv;
+	struct sl_agent *a = sp->agent;
+	const struct sl_hdr *h = data;
+	json_t *o;
+
+	if (size >= sizeof(*h) && h->type == SL_EV_SCHED_DELAY) {
+		const struct sl_sched_delay_event *e = data;
+		if ((o = sl_sched_delay_fields(a, e, size))) {
+			atomic_fetch_add(&sp->truncated_total, e->truncated_count);
+			sl_pipeline_emit(a, SL_K_SCHED_DELAY, h->ts_ns, &e->task, o, 1 + e->truncated_count);
+			return 0;
+		}
+	}
+	atomic_fetch_add(&a->decode_errors, 1);
+	return 0;
+}
+
+/* ---------- series and keys (poll loop) ---------- */
+
+static struct sched_series *series_get(struct sched_priv *sp, const struct sl_attr *at)
+{
+	struct sched_series *s;
+	int host = at->is_container != SL_YES;
+	const char *id = host ? "" : at->container_id;
+
+	HASH_FIND_STR(sp->series, id, s);
+	if (s)
+		return s;
+	if (!host && sp->nseries >= sp->agent->cfg.sched.max_containers) {
+		atomic_fetch_add(&sp->series_dropped, 1);
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	s->is_host = host;
+	snprintf(s->runtime, sizeof(s->runtime), "%s", host ? "host" : at->runtime);
+	if (!host)
+		snprintf(s->pod_uid, sizeof(s->pod_uid), "%s", at->pod_uid);
+	s->watched = !host && sl_sched_watch_match(sp->agent->cfg.sched.watch, at->container_id, at->pod_uid);
+	s->hier = -1;
+	s->last_active_tick = sp->tick_no;
+	HASH_ADD_STR(sp->series, id, s);
+	if (!host)
+		sp->nseries++;
+	return s;
+}
+
+static void series_attach_key(struct sched_series *s, const struct sl_sched_key *k, const char *path,
+			      int hier)
+{
+	s->nkeys++;
+	if (s->ncg < SCHED_MAX_CGIDS) {
+		uint64_t id = hier == SL_CG_V1 ? k->cgroup_v1_id : k->cgroup_id;
+		int dup = 0;
+		for (int i = 0; i < s->ncg; i++)
+			dup |= s->cgids[i] == id;
+		if (!dup)
+			s->cgids[s->ncg++] = id;
+	}
+	if (!s->is_host && path && path[0] && (!s->relpath[0] || strlen(path) < strlen(s->relpath))) {
+		snprintf(s->relpath, sizeof(s->relpath), "%s", path);
+		s->hier = hier;
+	}
+}
+
+/* Resolve a cgroup key to its series (hybrid rule, as for events). */
+static void key_resolve(struct sched_priv *sp, struct sched_key *ks)
+{
+	struct sl_agent *a = sp->agent;
+	struct sl_task_id t = {.cgroup_id = ks->k.cgroup_id, .cgroup_v1_id = ks->k.cgroup_v1_id};
+	struct sl_attr at, at2;
+	char path[SL_CGPATH_BYTES] = "";
+	int hier = -1;
+	struct sched_series *s;
+
+	sl_pipeline_resolve(a, &t, &at);
+	if (a->attr)
+		sl_attr_cache_resolve(a->attr, ks->k.cgroup_id, a->mounts.v1[0] ? ks->k.cgroup_v1_id : 0,
+				      sl_mono_ns(), &at2, path, sizeof(path), &hier);
+	ks->resolved_tick = sp->tick_no;
+	s = series_get(sp, &at);
+	if (s == ks->s)
+		return;
+	if (ks->s)
+		ks->s->nkeys--;
+	ks->s = s;
+	if (s)
+		series_attach_key(s, &ks->k, path, hier);
+}
+
+static struct sched_key *key_get(struct sched_priv *sp, const struct sl_sched_key *k)
+{
+	struct sched_key *ks;
+
+	HASH_FIND(hh, sp->keys, k, sizeof(*k), ks);
+	if (ks)
+		return ks;
+	ks = calloc(1, sizeof(*ks));
+	if (!ks)
+		return NULL;
+	ks->k = *k;
+	HASH_ADD(hh, sp->keys, k, sizeof(ks->k), ks);
+	key_resolve(sp, ks);
+	return ks;
+}
+
+static void key_free(struct sched_priv *sp, struct sched_key *ks)
+{
+	if (ks->s)
+		ks->s->nkeys--;
+	HASH_DEL(sp->keys, ks);
+	free(ks);
+}
+
+/* Add a neighbour's interval contribution to victim series v. */
+static void neigh_add(struct sched_series *v, const struct sched_series *n, uint64_t wait_ns, uint64_t count)
+{
+	struct sched_neigh *e = NULL;
+
+	for (int i = 0; i < v->nneigh; i++)
+		if (v->neigh[i].is_host == n->is_host && !strcmp(v->neigh[i].id, n->id))
+			e = &v->neigh[i];
+	if (!e) {
+		if (v->nneigh < SCHED_NEIGH_TRACK) {
+			e = &v->neigh[v->nneigh++];
+		} else { /* replace the smallest */
+			e = &v->neigh[0];
+			for (int i = 1; i < v->nneigh; i++)
+				if (v->neigh[i].wait_ns < e->wait_ns)
+					e = &v->neigh[i];
+		}
+		memset(e, 0, sizeof(*e));
+		snprintf(e->id, sizeof(e->id), "%s", n->id);
+		snprintf(e->pod_uid, sizeof(e->pod_uid), "%s", n->pod_uid);
+		snprintf(e->runtime, sizeof(e->runtime), "%s", n->runtime);
+		e->is_host = n->is_host;
+	}
+	e->wait_ns += wait_ns;
+	e->count += count;
+	e->iv_wait_ns += wait_ns;
+	e->iv_count += count;
+}
+
+/* ---------- cpu.stat (throttling) ---------- */
+
+static int read_text(const char *dir, const char *rel, const char *file, char *buf, size_t len)
+{
+	char p[1024];
+	int fd;
+	ssize_t n;
+
+	if (snprintf(p, sizeof(p), "%s%s/%s", dir, rel, file) >= (int)sizeof(p))
+		return -1;
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+/* cpu.stat of a container series: the v2 directory first; when it has no
+ * bandwidth figures (hybrid host: the cpu controller is on v1), the v1 cpu
+ * and cpuacct directories at the same relative path. */
+static void series_read_cpu(struct sched_priv *sp, struct sched_series *s)
+{
+	struct sl_agent *a = sp->agent;
+	char t1[2048], t2[256], t3[512];
+	struct sl_cgstat_cpu c;
+
+	s->prev_cpu = s->cpu;
+	s->prev_cpu_ok = s->cpu_ok;
+	s->cpu_ok = 0;
+	if (!s->relpath[0] || !strcmp(s->relpath, "/"))
+		return;
+	memset(&c, 0, sizeof(c));
+	if (a->mounts.v2[0] && !read_text(a->mounts.v2, s->relpath, "cpu.stat", t1, sizeof(t1)))
+		sl_cgstat_cpu_v2_text(t1, &c);
+	if (!(c.known & SL_CPU_NR_PERIODS) && sp->cpu_v1[0]) {
+		struct sl_cgcpu_v1_text v1 = {0};
+		struct sl_cgstat_cpu c1;
+		if (!read_text(sp->cpu_v1, s->relpath, "cpu.stat", t1, sizeof(t1)))
+			v1.cpu_stat = t1;
+		if (sp->cpuacct_v1[0] && !read_text(sp->cpuacct_v1, s->relpath, "cpuacct.usage", t2, sizeof(t2)))
+			v1.cpuacct_usage = t2;
+		if (sp->cpuacct_v1[0] && !read_text(sp->cpuacct_v1, s->relpath, "cpuacct.stat", t3, sizeof(t3)))
+			v1.cpuacct_stat = t3;
+		sl_cgstat_cpu_v1_text(&v1, 0, &c1);
+		if (c1.known & SL_CPU_NR_PERIODS) {
+			c.nr_periods = c1.nr_periods;
+			c.nr_throttled = c1.nr_throttled;
+			c.throttled_usec = c1.throttled_usec;
+			c.known |= c1.known & (SL_CPU_NR_PERIODS | SL_CPU_NR_THROTTLED | SL_CPU_THROTTLED);
+		}
+		if (!(c.known & SL_CPU_USAGE) && (c1.known & SL_CPU_USAGE)) {
+			c.usage_usec = c1.usage_usec;
+			c.known |= SL_CPU_USAGE;
+		}
+	}
+	if (c.known) {
+		s->cpu = c;
+		s->cpu_ok = 1;
+	}
+}
+
+/* ---------- tick ---------- */
+
+static void read_hist(struct sched_priv *sp, uint64_t epoch)
+{
+	int fd = bpf_map__fd(sp->skel->maps.sched_hist);
+	struct sl_sched_key key, next, *prev = NULL;
+	uint64_t n = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct sl_sched_hist sum;
+		uint64_t mx, d[SL_SCHED_SLOTS];
+		struct sched_key *ks;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, sp->pcpu))
+			continue;
+		n++;
+		sl_sched_fold_cpus(sp->pcpu, sp->ncpus, epoch, &sum, &mx);
+		if (!(ks = key_get(sp, &key)))
+			continue;
+		ks->seen_tick = sp->tick_no;
+		if (!ks->in_hist)
+			memset(&ks->last, 0, sizeof(ks->last));
+		uint64_t cur[SL_SCHED_SLOTS], last[SL_SCHED_SLOTS];
+		for (unsigned k = 0; k < SL_SCHED_SLOTS; k++) {
+			cur[k] = sum.slots[k];
+			last[k] = ks->last.slots[k];
+		}
+		int reset = sl_sched_delta(cur, last, d);
+		uint64_t dsum = reset || sum.sum_ns < ks->last.sum_ns ? sum.sum_ns : sum.sum_ns - ks->last.sum_ns;
+		uint64_t dcls[3];
+		for (int i = 0; i < 3; i++)
+			dcls[i] = reset || sum.class_ns[i] < ks->last.class_ns[i] ? sum.class_ns[i]
+									: sum.class_ns[i] - ks->last.class_ns[i];
+		ks->last = sum;
+		ks->in_hist = 1;
+		if (!ks->s && ks->resolved_tick + RERESOLVE_TICKS <= sp->tick_no)
+			key_resolve(sp, ks);
+		else if (ks->s && ks->s->is_host && ks->resolved_tick + RERESOLVE_TICKS <= sp->tick_no)
+			key_resolve(sp, ks);
+		struct sched_series *s = ks->s;
+		if (!s)
+			continue;
+		uint64_t cnt = sl_sched_count(d);
+		for (unsigned k = 0; k < SL_SCHED_SLOTS; k++) {
+			s->slots[k] += d[k];
+			s->iv_slots[k] += d[k];
+		}
+		s->sum_ns += dsum;
+		s->iv_sum_ns += dsum;
+		for (int i = 0; i < 3; i++) {
+			s->class_ns[i] += dcls[i];
+			s->iv_class_ns[i] += dcls[i];
+		}
+		if (cnt && mx > s->iv_max_ns)
+			s->iv_max_ns = mx;
+		if (cnt)
+			s->last_active_tick = sp->tick_no;
+	}
+	atomic_store(&sp->nkeys, n);
+}
+
+static void read_pairs(struct sched_priv *sp)
+{
+	int fd = bpf_map__fd(sp->skel->maps.sched_pairs);
+	struct sl_sched_pair_key key, next, *prev = NULL;
+	uint64_t n = 0;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct sched_pairst *ps;
+		uint64_t w = 0, c = 0, dw, dc;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, sp->pcpu_pair))
+			continue;
+		n++;
+		for (int i = 0; i < sp->ncpus; i++) {
+			w += sp->pcpu_pair[i].wait_ns;
+			c += sp->pcpu_pair[i].count;
+		}
+		HASH_FIND(hh, sp->pairs, &key, sizeof(key), ps);
+		if (!ps) {
+			if (!(ps = calloc(1, sizeof(*ps))))
+				continue;
+			ps->k = key;
+			HASH_ADD(hh, sp->pairs, k, sizeof(ps->k), ps);
+		}
+		dw = w >= ps->wait_ns ? w - ps->wait_ns : w;
+		dc = c >= ps->count ? c - ps->count : c;
+		ps->wait_ns = w;
+		ps->count = c;
+		ps->seen_tick = sp->tick_no;
+		struct sched_key *vk = key_get(sp, &key.victim), *nk = key_get(sp, &key.neighbour);
+		if (!vk || !nk)
+			continue;
+		nk->seen_tick = sp->tick_no;
+		vk->seen_tick = sp->tick_no;
+		if ((dc || dw) && vk->s && nk->s && vk->s != nk->s)
+			neigh_add(vk->s, nk->s, dw, dc);
+	}
+	atomic_store(&sp->npairs, n);
+	struct sched_pairst *ps, *tmp;
+	HASH_ITER(hh, sp->pairs, ps, tmp) {
+		if (ps->seen_tick != sp->tick_no) {
+			HASH_DEL(sp->pairs, ps);
+			free(ps);
+		}
+	}
+}
+
+/* Keep sched_watch in step with the series' watch flags; read pending
+ * counts so that what a removed key still held is counted as dropped. */
+static void sync_watch(struct sched_priv *sp)
+{
+	int fd = bpf_map__fd(sp->skel->maps.sched_watch);
+	struct sched_key *ks, *tmp;
+	struct sl_exec_bucket b;
+
+	HASH_ITER(hh, sp->keys, ks, tmp) {
+		if (ks->seen_tick != sp->tick_no) { /* gone from the kernel maps */
+			if (ks->watched && bpf_map_lookup_and_delete_elem(fd, &ks->k, &b) == 0)
+				ks->pending = b.pending;
+			atomic_fetch_add(&sp->ratelimit_expired, ks->pending);
+			key_free(sp, ks);
+			continue;
+		}
+		int want = ks->s && ks->s->watched;
+		if (want && !ks->watched) {
+			memset(&b, 0, sizeof(b));
+			b.tokens_nano = sp->agent->cfg.sched.delay_burst * 1000000000ull;
+			b.last_ns = sl_mono_ns();
+			if (bpf_map_update_elem(fd, &ks->k, &b, BPF_NOEXIST) == 0 || errno == EEXIST)
+				ks->watched = 1;
+			else
+				atomic_fetch_add(&sp->watch_full, 1);
+		} else if (!want && ks->watched) {
+			if (bpf_map_lookup_and_delete_elem(fd, &ks->k, &b) == 0)
+				atomic_fetch_add(&sp->ratelimit_expired, b.pending);
+			ks->watched = 0;
+		} else if (ks->watched && bpf_map_lookup_elem(fd, &ks->k, &b) == 0) {
+			ks->pending = b.pending;
+		}
+	}
+}
+
+static struct sched_snap *build_snap(struct sched_priv *sp, uint64_t now, uint64_t interval_ns)
+{
+	struct sched_series *s, *tmp;
+	unsigned n = HASH_COUNT(sp->series), i = 0;
+	struct sched_snap *snap = calloc(1, sizeof(*snap) + n * sizeof(snap->s[0]));
+
+	if (!snap)
+		return NULL;
+	atomic_init(&snap->refs, 1);
+	snap->time_mono_ns = now;
+	snap->interval_ns = interval_ns;
+	HASH_ITER(hh, sp->series, s, tmp) {
+		struct sched_snap_series *o = &snap->s[i++];
+		snprintf(o->id, sizeof(o->id), "%s", s->id);
+		snprintf(o->pod_uid, sizeof(o->pod_uid), "%s", s->pod_uid);
+		snprintf(o->runtime, sizeof(o->runtime), "%s", s->runtime);
+		o->is_host = s->is_host;
+		o->ncg = s->ncg;
+		memcpy(o->cgids, s->cgids, sizeof(o->cgids));
+		memcpy(o->slots, s->slots, sizeof(o->slots));
+		o->sum_ns = s->sum_ns;
+		memcpy(o->class_ns, s->class_ns, sizeof(o->class_ns));
+		o->iv_count = sl_sched_count(s->iv_slots);
+		o->iv_sum_ns = s->iv_sum_ns;
+		memcpy(o->iv_class_ns, s->iv_class_ns, sizeof(o->iv_class_ns));
+		o->iv_max_ns = s->iv_max_ns;
+		o->iv_p50_ns = sl_sched_quantile(s->iv_slots, 0.50, s->iv_max_ns);
+		o->iv_p90_ns = sl_sched_quantile(s->iv_slots, 0.90, s->iv_max_ns);
+		o->iv_p99_ns = sl_sched_quantile(s->iv_slots, 0.99, s->iv_max_ns);
+		o->iv_cpu_ns = -1;
+		if (s->cpu_ok && s->prev_cpu_ok && (s->cpu.known & s->prev_cpu.known & SL_CPU_USAGE) &&
+		    s->cpu.usage_usec >= s->prev_cpu.usage_usec)
+			o->iv_cpu_ns = (int64_t)(s->cpu.usage_usec - s->prev_cpu.usage_usec) * 1000;
+		if (s->cpu_ok && (s->cpu.known & SL_CPU_NR_PERIODS)) {
+			o->has_throttle = 1;
+			o->nr_periods = s->cpu.nr_periods;
+			o->nr_throttled = s->cpu.nr_throttled;
+			o->throttled_ns = s->cpu.throttled_usec * 1000;
+			if (s->prev_cpu_ok && (s->prev_cpu.known & SL_CPU_NR_PERIODS) &&
+			    s->cpu.nr_throttled >= s->prev_cpu.nr_throttled &&
+			    s->cpu.throttled_usec >= s->prev_cpu.throttled_usec) {
+				o->iv_nr_throttled = s->cpu.nr_throttled - s->prev_cpu.nr_throttled;
+				o->iv_throttled_ns = (s->cpu.throttled_usec - s->prev_cpu.throttled_usec) * 1000;
+			}
+		}
+		/* top neighbours by the wait they caused since first seen */
+		int used[SCHED_NEIGH_TRACK] = {0};
+		for (int t = 0; t < SCHED_TOP_NEIGHBOURS; t++) {
+			int best = -1;
+			for (int j = 0; j < s->nneigh; j++)
+				if (!used[j] && (best < 0 || s->neigh[j].wait_ns > s->neigh[best].wait_ns))
+					best = j;
+			if (best < 0)
+				break;
+			used[best] = 1;
+			o->neigh[o->nneigh++] = s->neigh[best];
+		}
+	}
+	snap->n = (int)i;
+	return snap;
+}
+
+static void sched_tick(struct sl_module *m, uint64_t now_ns)
+{
+	struct sched_priv *sp = m->priv;
+	struct sched_series *s, *tmp;
+	uint64_t epoch, interval;
+
+	sp->tick_no++;
+	/* Close the epoch: waits from now on record their max in the other slot. */
+	epoch = __atomic_load_n(&sp->skel->bss->sched_epoch, __ATOMIC_RELAXED);
+	__atomic_store_n(&sp->skel->bss->sched_epoch, epoch + 1, __ATOMIC_RELEASE);
+
+	HASH_ITER(hh, sp->series, s, tmp) {
+		memset(s->iv_slots, 0, sizeof(s->iv_slots));
+		s->iv_sum_ns = 0;
+		memset(s->iv_class_ns, 0, sizeof(s->iv_class_ns));
+		s->iv_max_ns = 0;
+		for (int i = 0; i < s->nneigh; i++)
+			s->neigh[i].iv_wait_ns = s->neigh[i].iv_count = 0;
+	}
+	read_hist(sp, epoch);
+	read_pairs(sp);
+	sync_watch(sp);
+
+	HASH_ITER(hh, sp->series, s, tmp) {
+		if (s->nkeys <= 0 && sp->tick_no - s->last_active_tick > SERIES_IDLE_TICKS) {
+			HASH_DEL(sp->series, s);
+			if (!s->is_host)
+				sp->nseries--;
+			free(s);
+			continue;
+		}
+		if (!s->is_host && s->nkeys > 0)
+			series_read_cpu(sp, s);
+	}
+	interval = sp->last_tick_ns && now_ns > sp->last_tick_ns ? now_ns - sp->last_tick_ns : 0;
+	sp->last_tick_ns = now_ns;
+	struct sched_snap *snap = build_snap(sp, now_ns, interval);
+	if (snap)
+		sched_snap_publish(sp, snap);
+}
+
+/* ---------- lifecycle ---------- */
+
+static void attach_one(struct sl_module *m, struct bpf_program *prog, struct bpf_link **link,
+		       const char *hook)
+{
+	*link = bpf_program__attach(prog);
+	if (!*link) {
+		char why[128];
+		snprintf(why, sizeof(why), "attach failed: %s", strerror(errno));
+		sl_module_hook(m, hook, SL_HOOK_FAILED, why);
+		*link = NULL;
+		return;
+	}
+	sl_module_hook(m, hook, SL_HOOK_ATTACHED, NULL);
+	sl_module_prog(m, bpf_program__name(prog), bpf_program__fd(prog));
+}
+
+static int sched_init(struct sl_module *m, struct sl_agent *a)
+{
+	struct sched_priv *sp = calloc(1, sizeof(*sp));
+	struct sched_bpf *s;
+	struct sl_cg_mounts cm;
+	int err;
+
+	if (!sp)
+		return -ENOMEM;
+	m->priv = sp;
+	sp->agent = a;
+	pthread_mutex_init(&sp->snap_lock, NULL);
+	sp->ncpus = libbpf_num_possible_cpus();
+	if (sp->ncpus <= 0) {
+		snprintf(m->error, sizeof(m->error), "cannot count possible CPUs");
+		return -EINVAL;
+	}
+	sp->pcpu = calloc((size_t)sp->ncpus, sizeof(*sp->pcpu));
+	sp->pcpu_pair = calloc((size_t)sp->ncpus, sizeof(*sp->pcpu_pair));
+	if (!sp->pcpu || !sp->pcpu_pair)
+		return -ENOMEM;
+	if (!sl_cg_mounts_discover("/proc/self/mountinfo", "cpu", &cm))
+		snprintf(sp->cpu_v1, sizeof(sp->cpu_v1), "%s", cm.v1);
+	if (!sl_cg_mounts_discover("/proc/self/mountinfo", "cpuacct", &cm))
+		snprintf(sp->cpuacct_v1, sizeof(sp->cpuacct_v1), "%s", cm.v1);
+
+	s = sp->skel = sched_bpf__open();
+	if (!s) {
+		snprintf(m->error, sizeof(m->error), "open BPF object: %s", strerror(errno));
+		return -errno;
+	}
+	s->rodata->delay_threshold_ns = a->cfg.sched.delay_threshold_ns;
+	s->rodata->delay_rate = a->cfg.sched.delay_rate;
+	s->rodata->delay_burst = a->cfg.sched.delay_burst;
+	s->rodata->sl_v1_subsys_id = a->v1_subsys_id;
+	s->rodata->v1_hierarchy_id = a->mounts.v1_hierarchy_id;
+	bpf_map__set_max_entries(s->maps.sched_hist, (__u32)a->cfg.sched.max_cgroups);
+	bpf_map__set_max_entries(s->maps.sched_watch, (__u32)a->cfg.sched.max_cgroups);
+	bpf_map__set_max_entries(s->maps.sched_pairs, (__u32)a->cfg.sched.max_neighbour_pairs);
+	bpf_map__set_max_entries(s->maps.sched_events, (__u32)a->cfg.sched.ringbuf_bytes);
+	err = sched_bpf__load(s);
+	if (err) {
+		snprintf(m->error, sizeof(m->error), "load BPF object: %s", strerror(-err));
+		return err;
+	}
+	attach_one(m, s->progs.sched_wakeup, &s->links.sched_wakeup, "tp_btf/sched_wakeup");
+	attach_one(m, s->progs.sched_wakeup_new, &s->links.sched_wakeup_new, "tp_btf/sched_wakeup_new");
+	attach_one(m, s->progs.sched_switch, &s->links.sched_switch, "tp_btf/sched_switch");
+	attach_one(m, s->progs.sched_cgroup_rmdir, &s->links.sched_cgroup_rmdir, "tp_btf/cgroup_rmdir");
+	if (!s->links.sched_wakeup || !s->links.sched_switch) {
+		snprintf(m->error, sizeof(m->error), "sched_wakeup/sched_switch could not be attached");
+		return -ENOTSUP;
+	}
+	sp->last_tick_ns = sl_mono_ns();
+	return 0;
+}
+
+static int sched_add_ringbufs(struct sl_module *m, struct sl_agent *a)
+{
+	struct sched_priv *sp = m->priv;
+	return sl_agent_add_ringbuf(a, "sched", bpf_map__fd(sp->skel->maps.sched_events), on_record, m);
+}
+
+static void sched_destroy(struct sl_module *m)
+{
+	struct sched_priv *sp = m->priv;
+	struct sched_key *ks, *kt;
+	struct sched_pairst *ps, *pt;
+	struct sched_series *s, *st;
+
+	if (!sp)
+		return;
+	sched_bpf__destroy(sp->skel); /* detaches every link */
+	HASH_ITER(hh, sp->keys, ks, kt) {
+		HASH_DEL(sp->keys, ks);
+		free(ks);
+	}
+	HASH_ITER(hh, sp->pairs, ps, pt) {
+		HASH_DEL(sp->pairs, ps);
+		free(ps);
+	}
+	HASH_ITER(hh, sp->series, s, st) {
+		HASH_DEL(sp->series, s);
+		free(s);
+	}
+	if (sp->snap)
+		sched_snap_put(sp->snap);
+	pthread_mutex_destroy(&sp->snap_lock);
+	free(sp->pcpu);
+	free(sp->pcpu_pair);
+	free(sp);
+	m->priv = NULL;
+}
+
+void sched_write_metrics(struct sl_module *m, FILE *out);
+void sched_write_drops(struct sl_module *m, FILE *out);
+
+const struct sl_module_ops sl_sched_module = {
+	.name = "sched",
+	.init = sched_init,
+	.add_ringbufs = sched_add_ringbufs,
+	.tick = sched_tick,
+	.write_metrics = sched_write_metrics,
+	.write_drops = sched_write_drops,
+	.destroy = sched_destroy,
+};
