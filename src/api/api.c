@@ -169,6 +169,14 @@ static void h_containers(struct sl_api *api, const struct sl_api_param *p, size_
 	json_decref(c);
 }
 
+static void h_sched(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
+{
+	r->ctype = "application/json";
+	r->body = sl_api_sched_body(api->a, p, n, api->max_body, &r->status, &r->len);
+	if (!r->body)
+		reply_error(r, 500, "INTERNAL", "out of memory");
+}
+
 static const struct route {
 	const char *path;
 	handler_fn fn;
@@ -177,6 +185,7 @@ static const struct route {
 	{"/metrics", h_metrics},
 	{"/api/v1/events", h_events},
 	{"/api/v1/containers", h_containers},
+	{"/api/v1/sched", h_sched},
 };
 
 /* ---- MHD glue ---- */

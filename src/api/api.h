@@ -93,4 +93,13 @@ char *sl_api_list_body(const char *key, json_t *items, size_t max, int64_t *curs
  * when it already fits). */
 size_t sl_api_truncate_text(char *buf, size_t len, size_t max);
 
+/* GET /api/v1/sched body (api_sched.c): the sched module's snapshot
+ * (sl_sched_json in src/modules/sched.h) as compact JSON, *status 200; 400
+ * with an error body when any parameter is given; 503 (code UNAVAILABLE)
+ * when the sched module is disabled or failed; 500 when the body would
+ * exceed max bytes. Returns a malloc'd body (*len bytes), NULL only when
+ * out of memory. */
+char *sl_api_sched_body(struct sl_agent *a, const struct sl_api_param *p, size_t n, size_t max,
+			unsigned *status, size_t *len);
+
 #endif

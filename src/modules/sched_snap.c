@@ -250,7 +250,7 @@ json_t *sl_sched_json(struct sl_agent *a, const char **why)
 	char tbuf[SL_TIME_RFC3339_MAX];
 
 	for (int i = 0; i < a->nmodules; i++)
-		if (a->modules[i].ops == &sl_sched_module)
+		if (a->modules[i].ops && !strcmp(a->modules[i].ops->name, "sched")) /* by name: keeps API tests free of the agent */
 			m = &a->modules[i];
 	if (!m || !m->enabled || m->state || !m->priv) {
 		*why = !m || !m->enabled ? "the sched module is disabled" : "the sched module failed to start";
