@@ -16,7 +16,7 @@ CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
-PKGS := libbpf libmicrohttpd jansson sqlite3 yaml-0.1 libcurl
+PKGS := libbpf libmicrohttpd jansson sqlite3 yaml-0.1 libcurl liburcu-bp
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -Isrc -I$(B)/skel $(SANFLAGS) \
 	$(shell pkg-config --cflags $(PKGS))
@@ -28,7 +28,7 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(B)/skel/%.skel.h,$(BPF_SRCS))
 
 LIB_SRCS := $(wildcard src/common/*.c src/cgroup/*.c src/pipeline/*.c src/store/*.c \
-	src/modules/*.c src/api/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c))
+	src/modules/*.c src/api/*.c src/stats/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c))
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS := $(wildcard src/cli/*.c)
 CLI_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(CLI_SRCS))

@@ -1,0 +1,219 @@
+/* The statistics collector thread and the lock-free read side.
+ *
+ * Publication: liburcu, bulletproof flavour (urcu-bp: reader threads —
+ * libmicrohttpd's — register themselves on first use). The collector
+ * builds a new snapshot under its mutex, publishes it with
+ * rcu_assign_pointer, waits for the readers of the old one
+ * (synchronize_rcu) and frees it. Readers take rcu_read_lock only, never
+ * the mutex (tested: tests/unit/test_stats_collector.c). */
+#include "stats/stats.h"
+#include "cgroup/runc_state.h"
+#include "common/log.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <urcu-bp.h>
+
+#define MOD "stats"
+
+struct sl_stats {
+	struct sl_stats_config cfg;
+	struct sl_stats_mounts mounts;
+	struct sl_runc_index *runc;
+	pthread_mutex_t mu; /* held for a whole pass; never taken by readers */
+	struct sl_stats_snap *cur; /* RCU-protected */
+
+	pthread_t th;
+	int started;
+	pthread_mutex_t wmu; /* sleep/stop signalling of the thread only */
+	pthread_cond_t wcv;
+	int stop;
+
+	_Atomic uint64_t passes, failures;
+};
+
+struct sl_stats *sl_stats_new(const struct sl_stats_config *cfg)
+{
+	struct sl_stats *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->cfg = *cfg;
+	if (!c->cfg.interval_ms)
+		c->cfg.interval_ms = 1000;
+	if (!c->cfg.max_containers)
+		c->cfg.max_containers = 4096;
+	if (cfg->mounts)
+		c->mounts = *cfg->mounts;
+	else if (sl_stats_mounts_discover(cfg->mountinfo[0] ? cfg->mountinfo : "/proc/self/mountinfo",
+					  &c->mounts))
+		sl_warn(MOD, "cannot read mountinfo: no cgroup hierarchies to walk");
+	c->cfg.mounts = NULL;
+	if (c->cfg.runc_root[0])
+		c->runc = sl_runc_index_new(c->cfg.runc_root);
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_mutex_init(&c->wmu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->wcv, &ca);
+	pthread_condattr_destroy(&ca);
+	sl_info(MOD, "cgroup v2 %s, v1 memory %s cpu %s cpuacct %s blkio %s pids %s; reader v%d",
+		c->mounts.v2[0] ? c->mounts.v2 : "-", c->mounts.memory[0] ? c->mounts.memory : "-",
+		c->mounts.cpu[0] ? c->mounts.cpu : "-", c->mounts.cpuacct[0] ? c->mounts.cpuacct : "-",
+		c->mounts.blkio[0] ? c->mounts.blkio : "-", c->mounts.pids[0] ? c->mounts.pids : "-",
+		c->mounts.use_v2 ? 2 : 1);
+	return c;
+}
+
+int sl_stats_collect_now(struct sl_stats *c)
+{
+	int64_t grace = (int64_t)c->cfg.interval_ms * 3 * 1000000;
+	if (grace < 10 * (int64_t)1000000000)
+		grace = 10 * (int64_t)1000000000;
+	struct sl_stats_build_opts o = {
+		.mounts = &c->mounts,
+		.path_opts = &c->cfg.path_opts,
+		.runc = c->runc,
+		.runc_root = c->cfg.runc_root,
+		.max_containers = c->cfg.max_containers,
+		.gone_grace_ns = grace,
+	};
+
+	pthread_mutex_lock(&c->mu);
+	struct sl_stats_snap *prev = c->cur; /* only this mutex's holder writes it */
+	struct sl_stats_snap *s = sl_stats_build(&o, prev);
+	if (!s || sl_stats_render_prom(s)) {
+		pthread_mutex_unlock(&c->mu);
+		sl_stats_snap_free(s);
+		atomic_fetch_add(&c->failures, 1);
+		return -ENOMEM;
+	}
+	rcu_assign_pointer(c->cur, s);
+	atomic_fetch_add(&c->passes, 1);
+	pthread_mutex_unlock(&c->mu);
+	if (prev) {
+		synchronize_rcu(); /* every reader of prev is done */
+		sl_stats_snap_free(prev);
+	}
+	return 0;
+}
+
+static void *run(void *arg)
+{
+	struct sl_stats *c = arg;
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (;;) {
+		if (sl_stats_collect_now(c))
+			sl_warn(MOD, "statistics pass failed: out of memory");
+		uint64_t ns = (uint64_t)next.tv_nsec + c->cfg.interval_ms * 1000000ull;
+		next.tv_sec += (time_t)(ns / 1000000000ull);
+		next.tv_nsec = (long)(ns % 1000000000ull);
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+			next = now; /* a pass overran the interval: do not catch up */
+		pthread_mutex_lock(&c->wmu);
+		while (!c->stop && pthread_cond_timedwait(&c->wcv, &c->wmu, &next) != ETIMEDOUT)
+			;
+		int stop = c->stop;
+		pthread_mutex_unlock(&c->wmu);
+		if (stop)
+			break;
+	}
+	return NULL;
+}
+
+int sl_stats_start(struct sl_stats *c)
+{
+	int rc = pthread_create(&c->th, NULL, run, c);
+	if (rc)
+		return -rc;
+	c->started = 1;
+	return 0;
+}
+
+void sl_stats_stop(struct sl_stats *c)
+{
+	if (!c || !c->started)
+		return;
+	pthread_mutex_lock(&c->wmu);
+	c->stop = 1;
+	pthread_cond_signal(&c->wcv);
+	pthread_mutex_unlock(&c->wmu);
+	pthread_join(c->th, NULL);
+	c->started = 0;
+}
+
+void sl_stats_free(struct sl_stats *c)
+{
+	if (!c)
+		return;
+	sl_stats_stop(c);
+	struct sl_stats_snap *s = c->cur;
+	rcu_assign_pointer(c->cur, NULL);
+	synchronize_rcu();
+	sl_stats_snap_free(s);
+	sl_runc_index_free(c->runc);
+	pthread_mutex_destroy(&c->mu);
+	pthread_mutex_destroy(&c->wmu);
+	pthread_cond_destroy(&c->wcv);
+	free(c);
+}
+
+static int disabled(struct sl_stats_reply *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->status = 503;
+	r->body = sl_stats_error_body("FAILED_PRECONDITION", "disabled",
+				      "workload statistics are disabled (stats.enabled: false)", &r->len);
+	return r->body ? 0 : -ENOMEM;
+}
+
+int sl_stats_api_workload(struct sl_stats *c, const char *id, struct sl_stats_reply *r)
+{
+	if (!c) {
+		if (!sl_stats_id_valid(id))
+			return sl_stats_answer(NULL, id, r); /* 400 first */
+		return disabled(r);
+	}
+	rcu_read_lock();
+	int rc = sl_stats_answer(rcu_dereference(c->cur), id, r);
+	rcu_read_unlock();
+	return rc;
+}
+
+int sl_stats_api_list(struct sl_stats *c, struct sl_stats_reply *r)
+{
+	if (!c)
+		return disabled(r);
+	rcu_read_lock();
+	int rc = sl_stats_list_answer(rcu_dereference(c->cur), r);
+	rcu_read_unlock();
+	return rc;
+}
+
+void sl_stats_write_metrics(struct sl_stats *c, FILE *out)
+{
+	if (!c)
+		return;
+	rcu_read_lock();
+	const struct sl_stats_snap *s = rcu_dereference(c->cur);
+	if (s && s->prom)
+		fwrite(s->prom, 1, s->prom_len, out);
+	rcu_read_unlock();
+	fprintf(out,
+		"# HELP sandlens_stats_collections_total Statistics passes by result.\n"
+		"# TYPE sandlens_stats_collections_total counter\n"
+		"sandlens_stats_collections_total{result=\"ok\"} %llu\n"
+		"sandlens_stats_collections_total{result=\"failed\"} %llu\n",
+		(unsigned long long)atomic_load(&c->passes),
+		(unsigned long long)atomic_load(&c->failures));
+}
+
+void sl_stats_test_lock(struct sl_stats *c) { pthread_mutex_lock(&c->mu); }
+void sl_stats_test_unlock(struct sl_stats *c) { pthread_mutex_unlock(&c->mu); }
