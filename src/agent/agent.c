@@ -7,6 +7,7 @@
 #include "common/timefmt.h"
 #include "cgroup/runc_state.h"
 #include "store/store.h"
+#include "stats/stats.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -386,6 +387,8 @@ void sl_agent_write_metrics(struct sl_agent *a, FILE *out)
 		if (m->enabled && !m->state && m->ops->write_metrics)
 			m->ops->write_metrics(m, out);
 	}
+
+	sl_stats_write_metrics(a->stats, out); /* container_* and sandlens_workload_* (src/stats) */
 
 	double cpu, rss;
 	if (!self_usage(&cpu, &rss))

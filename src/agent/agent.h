@@ -15,6 +15,7 @@
 
 struct sl_store;
 struct sl_runc_index;
+struct sl_stats;
 struct ring_buffer;
 
 /* Event kinds counted by the pipeline (index into sl_agent.events_total). */
@@ -28,6 +29,7 @@ struct sl_agent {
 	struct sl_store *store;
 	struct sl_attr_cache *attr; /* NULL when attribution is off */
 	struct sl_runc_index *runc; /* plain runc containers; NULL when attribution is off */
+	struct sl_stats *stats;     /* workload statistics collector (src/stats); NULL when stats are off */
 	struct sl_cg_mounts mounts;
 	int v1_subsys_id;           /* cgroup_subsys_id of cfg.attribution.v1_controller, -1 if not on v1 */
 

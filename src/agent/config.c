@@ -55,6 +55,9 @@ static const struct key keys[] = {
 	{"sched.max_neighbour_pairs", K_UINT, F(sched.max_neighbour_pairs), 16, 1u << 22},
 	{"sched.max_containers", K_UINT, F(sched.max_containers), 1, 1u << 16},
 	{"sched.ringbuf_size", K_BYTES, F(sched.ringbuf_bytes), 4096, 1u << 30},
+	{"stats.enabled", K_BOOL, F(stats.enabled), 0, 0},
+	{"stats.interval", K_DURATION_NS, F(stats.interval_ns), 100000000ull, 3600000000000ull},
+	{"stats.max_containers", K_UINT, F(stats.max_containers), 1, 1u << 20},
 };
 #undef F
 
@@ -92,6 +95,9 @@ void sl_config_defaults(struct sl_config *c)
 	c->sched.max_neighbour_pairs = 4096;
 	c->sched.max_containers = 256;
 	c->sched.ringbuf_bytes = 256u << 10;
+	c->stats.enabled = 1;
+	c->stats.interval_ns = 5000000000ull;
+	c->stats.max_containers = 4096;
 }
 
 static int parse_u64(const char *s, uint64_t *out, const char **rest)

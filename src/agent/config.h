@@ -56,6 +56,12 @@ struct sl_config {
 		uint64_t max_containers;      /* sched.max_containers: exported series, default 256 */
 		uint64_t ringbuf_bytes;       /* sched.ringbuf_size: default 256 KiB (power of 2) */
 	} sched;
+
+	struct {
+		int enabled;             /* stats.enabled: default true */
+		uint64_t interval_ns;    /* stats.interval: collector period, default 5s (100ms .. 1h) */
+		uint64_t max_containers; /* stats.max_containers: containers per pass, default 4096 */
+	} stats;
 };
 
 void sl_config_defaults(struct sl_config *c);

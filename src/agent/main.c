@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/timefmt.h"
 #include "store/store.h"
+#include "stats/stats.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -295,6 +296,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	sl_info(MOD, "store %s (WAL)", a->cfg.store.path);
+	if (a->cfg.stats.enabled) {
+		struct sl_stats_config stc = {
+			.interval_ms = a->cfg.stats.interval_ns / 1000000,
+			.max_containers = a->cfg.stats.max_containers,
+		};
+		_Static_assert(sizeof(stc.runc_root) == sizeof(a->cfg.attribution.runc_root), "runc_root");
+		memcpy(stc.runc_root, a->cfg.attribution.runc_root, sizeof(stc.runc_root));
+		a->stats = sl_stats_new(&stc);
+		if (!a->stats || sl_stats_start(a->stats)) {
+			sl_warn(MOD, "statistics collector could not start; stats answers 503");
+			sl_stats_free(a->stats);
+			a->stats = NULL;
+		}
+	}
 
 	if (start_modules(a) == 0) {
 		sl_err(MOD, "no module could start; see the errors above");
@@ -324,6 +339,8 @@ out_modules:
 	for (int i = 0; i < a->nmodules; i++)
 		if (a->modules[i].ops->destroy && a->modules[i].enabled)
 			a->modules[i].ops->destroy(&a->modules[i]);
+	sl_stats_free(a->stats); /* stops its thread; the API is already stopped */
+	a->stats = NULL;
 	sl_store_close(a->store); /* flushes the queue */
 	sl_attr_cache_free(a->attr);
 	sl_runc_index_free(a->runc);

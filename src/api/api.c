@@ -19,6 +19,7 @@
 #include "agent/agent.h"
 #include "common/log.h"
 #include "common/timefmt.h"
+#include "stats/stats.h"
 
 #define MOD "api"
 #define LISTEN_BACKLOG 64
@@ -41,6 +42,7 @@ struct reply {
 	char *body; /* malloc'd */
 	size_t len;
 	const char *ctype;
+	const char *arg; /* prefix routes: the URL after the prefix */
 };
 
 static void reply_error(struct reply *r, unsigned status, const char *code, const char *msg)
@@ -177,15 +179,61 @@ static void h_sched(struct sl_api *api, const struct sl_api_param *p, size_t n, 
 		reply_error(r, 500, "INTERNAL", "out of memory");
 }
 
+/* GET /api/v1/workloads and /api/v1/workloads/{id}/stats: answered from
+ * the statistics collector's published snapshot (src/stats, lock-free). */
+static void stats_reply(struct reply *r, struct sl_stats_reply *sr)
+{
+	r->status = sr->status;
+	r->body = sr->body;
+	r->len = sr->len;
+	r->ctype = "application/json";
+	if (!r->body)
+		reply_error(r, 500, "INTERNAL", "out of memory");
+}
+
+static void h_workloads(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
+{
+	char err[256];
+	struct sl_stats_reply sr;
+	if (sl_api_no_params(p, n, err, sizeof(err))) {
+		reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	sl_stats_api_list(api->a->stats, &sr);
+	stats_reply(r, &sr);
+}
+
+static void h_workload_stats(struct sl_api *api, const struct sl_api_param *p, size_t n,
+			     struct reply *r)
+{
+	char err[256], id[256];
+	struct sl_stats_reply sr;
+	size_t al = strlen(r->arg), sl = strlen("/stats");
+	if (al < sl || strcmp(r->arg + al - sl, "/stats") || al - sl >= sizeof(id)) {
+		reply_error(r, 404, "NOT_FOUND", "no route: use /api/v1/workloads/{id}/stats");
+		return;
+	}
+	if (sl_api_no_params(p, n, err, sizeof(err))) {
+		reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	memcpy(id, r->arg, al - sl);
+	id[al - sl] = 0;
+	sl_stats_api_workload(api->a->stats, id, &sr);
+	stats_reply(r, &sr);
+}
+
 static const struct route {
 	const char *path;
-	handler_fn fn;
+	handler_fn fn; /* a path ending in '/' matches every URL it begins */
 } routes[] = {
 	{"/healthz", h_healthz},
 	{"/metrics", h_metrics},
 	{"/api/v1/events", h_events},
 	{"/api/v1/containers", h_containers},
 	{"/api/v1/sched", h_sched},
+	{"/api/v1/workloads", h_workloads},
+	{"/api/v1/workloads/", h_workload_stats},
 };
 
 /* ---- MHD glue ---- */
@@ -248,9 +296,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct reply r = {0};
 	const struct route *rt = NULL;
 
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if (strcmp(url, routes[i].path) == 0)
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		size_t pl = strlen(routes[i].path);
+		if (routes[i].path[pl - 1] == '/' ? !strncmp(url, routes[i].path, pl)
+						  : !strcmp(url, routes[i].path)) {
 			rt = &routes[i];
+			r.arg = url + pl;
+		}
+	}
 
 	if (!rt) {
 		char msg[160];
