@@ -3,6 +3,7 @@
  *   sandlens [--api URL | --socket PATH] events [filters] [--follow] [--json]
  *   sandlens [--api URL | --socket PATH] containers [--json]
  *   sandlens [--api URL | --socket PATH] status [--json]
+ *   sandlens [--api URL | --socket PATH] top [--follow] [--json]
  *
  * Exit: 0 ok, 1 API unreachable or server error, 2 usage error (including a
  * parameter the server rejects with 400).
@@ -38,6 +39,7 @@ static void usage(FILE *out)
 		"  events      list process events (exec, exit, signal, oom)\n"
 		"  containers  list containers seen, with event counts\n"
 		"  status      agent health: modules, hooks, self-metrics\n"
+		"  top         per-container runqueue latency, contention, neighbours (-f refreshes)\n"
 		"\n"
 		"connection (default " DEFAULT_API "):\n"
 		"  --api URL        API base URL (env SANDLENS_API)\n"
@@ -284,6 +286,11 @@ static int cmd_status(struct cli_conn *c, const struct opts *o)
 	return rc;
 }
 
+static int cmd_top(struct cli_conn *c, const struct opts *o)
+{
+	return cli_top(c, o->json, o->follow, &g_stop);
+}
+
 int main(int argc, char **argv)
 {
 	enum { O_API = 256, O_SOCKET, O_TYPE, O_CONTAINER, O_POD, O_SINCE, O_UNTIL, O_LIMIT, O_JSON };
@@ -338,9 +345,14 @@ int main(int argc, char **argv)
 		fn = cmd_containers;
 	else if (!strcmp(cmd, "status"))
 		fn = cmd_status;
+	else if (!strcmp(cmd, "top"))
+		fn = cmd_top;
 	else
 		return usage_error("unknown command '%s'", cmd);
-	if (fn != cmd_events && o.events_only_set)
+	if (fn == cmd_top && o.events_only_set && !(o.follow && !o.type && !o.container && !o.pod &&
+						      !o.since && !o.until && !o.limit))
+		return usage_error("%s", "'top' takes only --follow and --json (and --api/--socket)");
+	if (fn != cmd_events && fn != cmd_top && o.events_only_set)
 		return usage_error("'%s' takes only --json (and --api/--socket)", cmd);
 
 	if (!o.api)

@@ -67,12 +67,10 @@ promtool check metrics <"$SL_LOGDIR/metrics.txt" >"$SL_LOGDIR/promtool.txt" 2>&1
 note "promtool check metrics: ok"
 
 # sandlens top names the neighbour
-if sl_cli top --help >/dev/null 2>&1; then
-	sl_cli top --once >"$SL_LOGDIR/top.txt" 2>&1 || { cat "$SL_LOGDIR/top.txt"; fail "sandlens top failed"; }
-	cat "$SL_LOGDIR/top.txt"
-	grep "^${A:0:12}" "$SL_LOGDIR/top.txt" | grep -q "${B:0:12}" || fail "sandlens top: row of A does not name B"
-	grep "^${B:0:12}" "$SL_LOGDIR/top.txt" | grep -q "${A:0:12}" || fail "sandlens top: row of B does not name A"
-fi
+sl_cli top >"$SL_LOGDIR/top.txt" 2>&1 || { cat "$SL_LOGDIR/top.txt"; fail "sandlens top failed"; }
+cat "$SL_LOGDIR/top.txt"
+grep "^${A:0:12}" "$SL_LOGDIR/top.txt" | grep -q "${B:0:12}" || fail "sandlens top: row of A does not name B"
+grep "^${B:0:12}" "$SL_LOGDIR/top.txt" | grep -q "${A:0:12}" || fail "sandlens top: row of B does not name A"
 
 CT_RUN_PID=$A_RUN ct_wait_bg $((SPIN + 20)) || fail "container A exited with $?"
 CT_RUN_PID=$B_RUN ct_wait_bg $((SPIN + 20)) || fail "container B exited with $?"
