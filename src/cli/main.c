@@ -3,6 +3,7 @@
  *   sandlens [--api URL | --socket PATH] events [filters] [--follow] [--json]
  *   sandlens [--api URL | --socket PATH] containers [--json]
  *   sandlens [--api URL | --socket PATH] status [--json]
+ *   sandlens [--api URL | --socket PATH] stats [ID] [--json]
  *   sandlens [--api URL | --socket PATH] top [--follow] [--json]
  *
  * Exit: 0 ok, 1 API unreachable or server error, 2 usage error (including a
@@ -17,6 +18,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/stats.h"
 
 #define DEFAULT_API "http://127.0.0.1:9753"
 #define FOLLOW_INTERVAL_MS 500
@@ -39,6 +41,7 @@ static void usage(FILE *out)
 		"  events      list process events (exec, exit, signal, oom)\n"
 		"  containers  list containers seen, with event counts\n"
 		"  status      agent health: modules, hooks, self-metrics\n"
+		"  stats [ID]  workload statistics: the list, or one pod uid / sandbox / container id\n"
 		"  top         per-container runqueue latency, contention, neighbours (-f refreshes)\n"
 		"\n"
 		"connection (default " DEFAULT_API "):\n"
@@ -291,6 +294,13 @@ static int cmd_top(struct cli_conn *c, const struct opts *o)
 	return cli_top(c, o->json, o->follow, &g_stop);
 }
 
+static const char *g_stats_id; /* the ID of `stats ID`, NULL for the list */
+
+static int cmd_stats(struct cli_conn *c, const struct opts *o)
+{
+	return cli_stats(c, g_stats_id, o->json);
+}
+
 int main(int argc, char **argv)
 {
 	enum { O_API = 256, O_SOCKET, O_TYPE, O_CONTAINER, O_POD, O_SINCE, O_UNTIL, O_LIMIT, O_JSON };
@@ -335,8 +345,11 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("%s", "missing command (events, containers or status)");
-	if (optind + 1 < argc)
-		return usage_error("unexpected argument '%s'", argv[optind + 1]);
+	int stats_id = optind + 1 < argc && !strcmp(argv[optind], "stats"); /* stats ID */
+	if (optind + 1 + stats_id < argc)
+		return usage_error("unexpected argument '%s'", argv[optind + 1 + stats_id]);
+	if (stats_id)
+		g_stats_id = argv[optind + 1];
 	const char *cmd = argv[optind];
 	int (*fn)(struct cli_conn *, const struct opts *) = NULL;
 	if (!strcmp(cmd, "events"))
@@ -345,6 +358,8 @@ int main(int argc, char **argv)
 		fn = cmd_containers;
 	else if (!strcmp(cmd, "status"))
 		fn = cmd_status;
+	else if (!strcmp(cmd, "stats"))
+		fn = cmd_stats;
 	else if (!strcmp(cmd, "top"))
 		fn = cmd_top;
 	else

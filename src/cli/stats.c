@@ -1,0 +1,217 @@
+/* `sandlens stats`: tables of workload statistics. */
+#include "cli/stats.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int http_error(const char *what, const struct cli_resp *r)
+{
+	json_error_t je;
+	json_t *o = r->body ? json_loads(r->body, 0, &je) : NULL;
+	json_t *e = json_object_get(o, "error");
+	const char *code = json_string_value(json_object_get(e, "code"));
+	const char *msg = json_string_value(json_object_get(e, "message"));
+	const char *reason = json_string_value(json_object_get(e, "reason"));
+	if (code && msg)
+		fprintf(stderr, "sandlens: %s: %s (HTTP %ld %s%s%s)\n", what, msg, r->status, code,
+			reason ? ", reason " : "", reason ? reason : "");
+	else
+		fprintf(stderr, "sandlens: %s: HTTP %ld%s%.200s\n", what, r->status,
+			r->body ? ": " : "", r->body ? r->body : "");
+	json_decref(o);
+	return r->status == 400 ? CLI_USAGE : CLI_ERR;
+}
+
+static int get(struct cli_conn *c, const char *path, json_t **out, int raw_json)
+{
+	struct cli_resp r;
+	if (cli_http_get(c, path, &r)) {
+		fprintf(stderr, "sandlens: cannot reach the API at %s%s: %s\n",
+			c->socket ? "unix:" : "", c->socket ? c->socket : c->base, r.error);
+		return CLI_ERR;
+	}
+	if (r.status != 200) {
+		int rc = http_error(path, &r);
+		cli_resp_free(&r);
+		return rc;
+	}
+	if (raw_json && r.body) {
+		fputs(r.body, stdout);
+		fputc('\n', stdout);
+		*out = NULL;
+		cli_resp_free(&r);
+		return CLI_OK;
+	}
+	json_error_t je;
+	*out = r.body ? json_loads(r.body, 0, &je) : NULL;
+	cli_resp_free(&r);
+	if (!*out) {
+		fprintf(stderr, "sandlens: %s: the API returned invalid JSON\n", path);
+		return CLI_ERR;
+	}
+	return CLI_OK;
+}
+
+/* "12.3MiB"; "-" when the figure is unknown (null). */
+static void fmt_bytes(json_t *v, char *buf, size_t len)
+{
+	if (!json_is_integer(v)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	double b = (double)json_integer_value(v);
+	static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int i = 0;
+	while (b >= 1024 && i < 4) {
+		b /= 1024;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.1f%s" : "%.0f%s", b, u[i]);
+}
+
+/* µs as seconds "1.234s"; "-" when unknown. */
+static void fmt_usec(json_t *v, char *buf, size_t len)
+{
+	if (!json_is_integer(v))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.3fs", (double)json_integer_value(v) / 1e6);
+}
+
+static void fmt_int(json_t *v, char *buf, size_t len)
+{
+	if (!json_is_integer(v))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+}
+
+static const char *str(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : "";
+}
+
+static void print_workload(json_t *w)
+{
+	char a[32], b[32], c[32], d[32];
+	json_t *ep = json_object_get(w, "epoch");
+	printf("%s ", str(w, "kind"));
+	cli_put_safe(stdout, str(w, "id"));
+	printf("\n  source %s, observed %s\n", str(w, "source"), str(w, "observed_at"));
+	printf("  epoch %s since %s\n", str(ep, "id"), str(ep, "start"));
+	printf("  containers read %lld of %lld\n",
+	       (long long)json_integer_value(json_object_get(w, "containers_read")),
+	       (long long)json_integer_value(json_object_get(w, "containers_total")));
+	fmt_usec(json_object_get(w, "cpu_usage_usec"), a, sizeof(a));
+	fmt_usec(json_object_get(w, "cpu_user_usec"), b, sizeof(b));
+	fmt_usec(json_object_get(w, "cpu_system_usec"), c, sizeof(c));
+	printf("  cpu     usage %s  user %s  system %s", a, b, c);
+	fmt_int(json_object_get(w, "cpu_cfs_throttled_periods"), a, sizeof(a));
+	fmt_int(json_object_get(w, "cpu_cfs_periods"), b, sizeof(b));
+	fmt_usec(json_object_get(w, "cpu_cfs_throttled_usec"), c, sizeof(c));
+	printf("  throttled %s/%s periods, %s\n", a, b, c);
+	fmt_bytes(json_object_get(w, "memory_current_bytes"), a, sizeof(a));
+	fmt_bytes(json_object_get(w, "memory_working_set_bytes"), b, sizeof(b));
+	fmt_bytes(json_object_get(w, "memory_peak_bytes"), c, sizeof(c));
+	printf("  memory  current %s  working set %s  peak %s%s\n", a, b, c,
+	       json_is_true(json_object_get(w, "memory_peak_is_upper_bound"))
+		       ? " (sum of the containers' peaks: an upper bound)"
+		       : "");
+	fmt_bytes(json_object_get(w, "memory_cache_bytes"), a, sizeof(a));
+	fmt_bytes(json_object_get(w, "memory_rss_bytes"), b, sizeof(b));
+	fmt_bytes(json_object_get(w, "memory_swap_bytes"), c, sizeof(c));
+	fmt_int(json_object_get(w, "memory_oom_kill_events"), d, sizeof(d));
+	printf("          cache %s  rss %s  swap %s  oom kills %s\n", a, b, c, d);
+	fmt_bytes(json_object_get(w, "io_read_bytes"), a, sizeof(a));
+	fmt_bytes(json_object_get(w, "io_write_bytes"), b, sizeof(b));
+	fmt_int(json_object_get(w, "io_read_ops"), c, sizeof(c));
+	fmt_int(json_object_get(w, "io_write_ops"), d, sizeof(d));
+	printf("  io      read %s (%s ops)  write %s (%s ops)\n", a, c, b, d);
+	fmt_int(json_object_get(w, "pids_current"), a, sizeof(a));
+	printf("  pids    %s\n", a);
+
+	json_t *cs = json_object_get(w, "containers"), *x;
+	size_t i;
+	printf("\n  %-14s %-8s %10s %10s %10s %10s  %s\n", "CONTAINER", "RUNTIME", "CPU", "MEMORY",
+	       "WSET", "PEAK", "CGROUP");
+	json_array_foreach(cs, i, x) {
+		char id[16];
+		snprintf(id, sizeof(id), "%.12s", str(x, "id"));
+		fmt_usec(json_object_get(x, "cpu_usage_usec"), a, sizeof(a));
+		fmt_bytes(json_object_get(x, "memory_current_bytes"), b, sizeof(b));
+		fmt_bytes(json_object_get(x, "memory_working_set_bytes"), c, sizeof(c));
+		fmt_bytes(json_object_get(x, "memory_peak_bytes"), d, sizeof(d));
+		printf("  ");
+		cli_put_safe(stdout, id);
+		printf("%*s %-8s %10s %10s %10s %10s  ", (int)(14 - strlen(id)), "",
+		       *str(x, "runtime") ? str(x, "runtime") : "-", a, b, c, d);
+		cli_put_safe(stdout, str(x, "cgroup_path"));
+		if (json_is_false(json_object_get(x, "read")))
+			printf("  (unreadable: %s)", str(x, "error"));
+		printf("\n");
+	}
+}
+
+static void print_list(json_t *body)
+{
+	json_t *ws = json_object_get(body, "workloads"), *w;
+	size_t i;
+	printf("%-10s %-66s %-13s %9s  %s\n", "KIND", "ID", "STATE", "READ", "EPOCH START");
+	json_array_foreach(ws, i, w) {
+		json_t *ep = json_object_get(w, "epoch");
+		char rt[32] = "-";
+		if (json_object_get(w, "containers_total"))
+			snprintf(rt, sizeof(rt), "%lld/%lld",
+				 (long long)json_integer_value(json_object_get(w, "containers_read")),
+				 (long long)json_integer_value(json_object_get(w, "containers_total")));
+		printf("%-10s ", str(w, "kind"));
+		cli_put_safe(stdout, str(w, "id"));
+		printf("%*s %-13s %9s  %s\n", (int)(66 - strlen(str(w, "id")) > 0 ? 66 - strlen(str(w, "id")) : 0),
+		       "", str(w, "state"), rt, *str(ep, "start") ? str(ep, "start") : "-");
+	}
+}
+
+int cli_stats(struct cli_conn *c, const char *id, int json)
+{
+	json_t *body = NULL;
+	int rc;
+	if (!id) {
+		rc = get(c, "/api/v1/workloads", &body, 0);
+		if (rc)
+			return rc;
+		if (json) {
+			json_t *ws = json_object_get(body, "workloads"), *w;
+			size_t i;
+			json_array_foreach(ws, i, w) {
+				char *s = json_dumps(w, JSON_COMPACT);
+				if (s)
+					puts(s);
+				free(s);
+			}
+		} else {
+			print_list(body);
+		}
+	} else {
+		char path[1024];
+		size_t n = strlen("/api/v1/workloads/");
+		memcpy(path, "/api/v1/workloads/", n);
+		/* percent-encode everything outside the id alphabet */
+		for (const unsigned char *p = (const unsigned char *)id; *p && n + 16 < sizeof(path); p++) {
+			if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-", *p))
+				path[n++] = (char)*p;
+			else
+				n += (size_t)snprintf(path + n, 4, "%%%02X", *p);
+		}
+		snprintf(path + n, sizeof(path) - n, "/stats");
+		rc = get(c, path, &body, json);
+		if (rc || json)
+			return rc;
+		print_workload(body);
+	}
+	json_decref(body);
+	if (fflush(stdout) || ferror(stdout))
+		return errno == EPIPE ? CLI_OK : CLI_ERR;
+	return CLI_OK;
+}

@@ -1,0 +1,16 @@
+/* `sandlens stats [ID] [--json]`: workload statistics from
+ * GET /api/v1/workloads and GET /api/v1/workloads/{id}/stats
+ * (docs/STATS.md "API", docs/CLI.md). */
+#ifndef SANDLENS_CLI_STATS_H
+#define SANDLENS_CLI_STATS_H
+
+#include "cli/cli.h"
+
+/* id NULL: the list of workloads (table, or one JSON object per workload
+ * with json). id given: that workload's figures (table, or the API body on
+ * one line with json). Errors from the API are printed with their code and
+ * reason. Returns CLI_OK; CLI_USAGE for a 400 (malformed id); CLI_ERR for
+ * 404 NOT_FOUND, 409/503 FAILED_PRECONDITION, transport errors. */
+int cli_stats(struct cli_conn *c, const char *id, int json);
+
+#endif
