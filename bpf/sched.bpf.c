@@ -189,6 +189,29 @@ static __always_inline void emit_delay(struct task_struct *prev, struct task_str
 	bpf_ringbuf_submit(e, 0);
 }
 
+/* Account an external wait in the victim's in-value neighbour slots.
+ * Returns 0 when every slot is taken by other neighbours. */
+static __always_inline int nb_add(struct sl_sched_hist *h, const struct sl_sched_key *n, __u64 wait)
+{
+#pragma unroll
+	for (int i = 0; i < SL_SCHED_NB_SLOTS; i++) {
+		struct sl_sched_nb *s = &h->nb[i];
+		if (s->count == 0) { /* claim: key first, then count (readers take count 0 as free) */
+			s->key = *n;
+			s->wait_ns = wait;
+			asm volatile("" ::: "memory");
+			s->count = 1;
+			return 1;
+		}
+		if (s->key.cgroup_id == n->cgroup_id && s->key.cgroup_v1_id == n->cgroup_v1_id) {
+			s->wait_ns += wait;
+			s->count++;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
@@ -216,6 +239,10 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	task_key(next, &key);
 	if (!prev->pid) {
 		cls = SL_SCHED_IDLE;
+	} else if (prev->cgroups == next->cgroups) {
+		/* same css_set: same cgroup on every hierarchy */
+		cls = SL_SCHED_INTERNAL;
+		pkey = key;
 	} else {
 		task_key(prev, &pkey);
 		cls = (pkey.cgroup_id == key.cgroup_id && pkey.cgroup_v1_id == key.cgroup_v1_id)
@@ -249,7 +276,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		h->max_ns[idx] = wait;
 	}
 
-	if (cls == SL_SCHED_EXTERNAL) {
+	if (cls == SL_SCHED_EXTERNAL && !nb_add(h, &pkey, wait)) {
 		struct sl_sched_pair_key pk = {.victim = key, .neighbour = pkey};
 		struct sl_sched_pair *p = bpf_map_lookup_elem(&sched_pairs, &pk);
 		if (!p) {

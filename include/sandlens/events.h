@@ -196,21 +196,35 @@ enum sl_sched_enqueue {
 	SL_SCHED_ENQ_PREEMPT = 3,    /* switched out while TASK_RUNNING */
 };
 
+/* External waits of one victim caused by one neighbour cgroup key, kept
+ * inside the victim's per-CPU histogram value (no extra map lookup on the
+ * hot path). A slot is claimed by the first neighbours seen on that CPU and
+ * never reassigned; count == 0 means free. */
+#define SL_SCHED_NB_SLOTS 4
+struct sl_sched_nb {
+	struct sl_sched_key key;
+	__u64 wait_ns;
+	__u64 count;
+};
+
 /* Value of map `sched_hist` (BPF_MAP_TYPE_PERCPU_HASH keyed by struct
  * sl_sched_key): cumulative since the entry was created, per CPU (user space
  * sums the CPUs). max_ns[e & 1] is the largest wait of tick epoch e (global
  * `sched_epoch`, advanced by user space every tick); max_epoch[] tags which
- * epoch a max_ns slot belongs to. */
+ * epoch a max_ns slot belongs to. nb[]: neighbours of external waits; a
+ * neighbour that finds no slot on this CPU goes to map `sched_pairs`. */
 struct sl_sched_hist {
 	__u64 slots[SL_SCHED_SLOTS]; /* waits per slot */
 	__u64 sum_ns;                /* sum of waits */
 	__u64 class_ns[3];           /* sum of waits by enum sl_sched_contention */
 	__u64 max_ns[2];
 	__u64 max_epoch[2];
+	struct sl_sched_nb nb[SL_SCHED_NB_SLOTS];
 };
 
 /* Key/value of map `sched_pairs` (PERCPU_HASH): external waits of a victim
- * cgroup key ended by a task of a neighbour cgroup key. */
+ * cgroup key ended by a task of a neighbour cgroup key, for neighbours that
+ * found no free struct sl_sched_hist.nb slot on the CPU. */
 struct sl_sched_pair_key {
 	struct sl_sched_key victim;
 	struct sl_sched_key neighbour;

@@ -68,7 +68,7 @@ void cli_print_status(FILE *out, json_t *health, const char *metrics);
 /* Table of the sched snapshot: one row per container (and host), sorted by
  * runqueue wait in the interval: waits/s, p50/p90/p99/max wait, WAIT% (share
  * of runnable time spent waiting), internal/external wait, throttled time,
- * top neighbour with the wait it caused. */
+ * top two neighbours with the wait they caused. */
 void cli_print_top(FILE *out, json_t *sched);
 /* One snapshot (follow = 0) or a refresh every second until *stop; json
  * prints the API body as one line per refresh. Returns a CLI exit code. */

@@ -67,10 +67,10 @@ void cli_print_top(FILE *out, json_t *body)
 	fprintf(out, "interval %.2fs\n", ivs > 0 ? ivs : 0);
 	fprintf(out, "%-12s  %-10s  %8s  %8s  %8s  %8s  %8s  %6s  %8s  %8s  %9s  %s\n", "CONTAINER", "RUNTIME",
 		"WAITS/s", "P50", "P90", "P99", "MAX", "WAIT%", "INTERNAL", "EXTERNAL", "THROTTLED",
-		"TOP NEIGHBOUR (wait caused)");
+		"TOP NEIGHBOURS (wait caused)");
 	for (size_t i = 0; i < n; i++) {
 		json_t *c = rows[i], *iv = json_object_get(c, "interval"), *th = json_object_get(c, "throttling");
-		json_t *nb = json_array_get(json_object_get(c, "neighbours"), 0);
+		json_t *nbs = json_object_get(c, "neighbours");
 		char id[16], p50[16], p90[16], p99[16], mx[16], in[16], ex[16], thr[16], share[16], nid[16], nw[16];
 		const char *rt = json_string_value(json_object_get(c, "runtime"));
 		double sh = num(iv, "runnable_wait_share");
@@ -95,13 +95,14 @@ void cli_print_top(FILE *out, json_t *body)
 		fprintf(out, "%-12s  %-10s  %8.0f  %8s  %8s  %8s  %8s  %6s  %8s  %8s  %9s  ", id, rts,
 			num(iv, "waits_per_second") > 0 ? num(iv, "waits_per_second") : 0, p50, p90, p99, mx, share,
 			in, ex, thr);
-		if (nb) {
+		/* the two neighbours that caused the most wait */
+		for (size_t j = 0; j < 2 && j < json_array_size(nbs); j++) {
+			json_t *nb = json_array_get(nbs, j);
 			short_id(nb, nid, sizeof(nid));
 			fmt_dur(num(nb, "wait_seconds"), nw, sizeof(nw));
-			fprintf(out, "%s (%s)\n", nid, nw);
-		} else {
-			fprintf(out, "-\n");
+			fprintf(out, "%s%s (%s)", j ? ", " : "", nid, nw);
 		}
+		fprintf(out, "%s\n", json_array_size(nbs) ? "" : "-");
 	}
 	free(rows);
 }

@@ -60,9 +60,12 @@ struct sched_key {
 	UT_hash_handle hh;
 };
 
+/* Totals of one (victim, neighbour) cgroup-key pair: the in-value slots of
+ * every CPU plus the sched_pairs spill map. */
 struct sched_pairst {
 	struct sl_sched_pair_key k;
-	uint64_t wait_ns, count;
+	uint64_t wait_ns, count;      /* totals at the previous tick */
+	uint64_t cur_wait, cur_count; /* being summed this tick */
 	uint64_t seen_tick;
 	UT_hash_handle hh;
 };
@@ -352,6 +355,31 @@ static void series_read_cpu(struct sched_priv *sp, struct sched_series *s)
 
 /* ---------- tick ---------- */
 
+/* Add one source's totals of a (victim, neighbour) pair for this tick. */
+static void pair_accum(struct sched_priv *sp, const struct sl_sched_key *victim,
+		       const struct sl_sched_key *neigh, uint64_t wait_ns, uint64_t count)
+{
+	struct sl_sched_pair_key k;
+	struct sched_pairst *ps;
+
+	memset(&k, 0, sizeof(k));
+	k.victim = *victim;
+	k.neighbour = *neigh;
+	HASH_FIND(hh, sp->pairs, &k, sizeof(k), ps);
+	if (!ps) {
+		if (!(ps = calloc(1, sizeof(*ps))))
+			return;
+		ps->k = k;
+		HASH_ADD(hh, sp->pairs, k, sizeof(ps->k), ps);
+	}
+	if (ps->seen_tick != sp->tick_no) {
+		ps->seen_tick = sp->tick_no;
+		ps->cur_wait = ps->cur_count = 0;
+	}
+	ps->cur_wait += wait_ns;
+	ps->cur_count += count;
+}
+
 static void read_hist(struct sched_priv *sp, uint64_t epoch)
 {
 	int fd = bpf_map__fd(sp->skel->maps.sched_hist);
@@ -368,6 +396,12 @@ static void read_hist(struct sched_priv *sp, uint64_t epoch)
 		if (bpf_map_lookup_elem(fd, &key, sp->pcpu))
 			continue;
 		n++;
+		for (int c = 0; c < sp->ncpus; c++)
+			for (int i = 0; i < SL_SCHED_NB_SLOTS; i++) {
+				const struct sl_sched_nb *nb = &sp->pcpu[c].nb[i];
+				if (nb->count)
+					pair_accum(sp, &key, &nb->key, nb->wait_ns, nb->count);
+			}
 		sl_sched_fold_cpus(sp->pcpu, sp->ncpus, epoch, &sum, &mx);
 		if (!(ks = key_get(sp, &key)))
 			continue;
@@ -417,11 +451,11 @@ static void read_pairs(struct sched_priv *sp)
 {
 	int fd = bpf_map__fd(sp->skel->maps.sched_pairs);
 	struct sl_sched_pair_key key, next, *prev = NULL;
+	struct sched_pairst *ps, *tmp;
 	uint64_t n = 0;
 
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		struct sched_pairst *ps;
-		uint64_t w = 0, c = 0, dw, dc;
+		uint64_t w = 0, c = 0;
 
 		key = next;
 		prev = &key;
@@ -432,33 +466,26 @@ static void read_pairs(struct sched_priv *sp)
 			w += sp->pcpu_pair[i].wait_ns;
 			c += sp->pcpu_pair[i].count;
 		}
-		HASH_FIND(hh, sp->pairs, &key, sizeof(key), ps);
-		if (!ps) {
-			if (!(ps = calloc(1, sizeof(*ps))))
-				continue;
-			ps->k = key;
-			HASH_ADD(hh, sp->pairs, k, sizeof(ps->k), ps);
+		pair_accum(sp, &key.victim, &key.neighbour, w, c);
+	}
+	atomic_store(&sp->npairs, n);
+	HASH_ITER(hh, sp->pairs, ps, tmp) {
+		if (ps->seen_tick != sp->tick_no) { /* gone with a removed cgroup */
+			HASH_DEL(sp->pairs, ps);
+			free(ps);
+			continue;
 		}
-		dw = w >= ps->wait_ns ? w - ps->wait_ns : w;
-		dc = c >= ps->count ? c - ps->count : c;
-		ps->wait_ns = w;
-		ps->count = c;
-		ps->seen_tick = sp->tick_no;
-		struct sched_key *vk = key_get(sp, &key.victim), *nk = key_get(sp, &key.neighbour);
+		uint64_t dw = ps->cur_wait >= ps->wait_ns ? ps->cur_wait - ps->wait_ns : ps->cur_wait;
+		uint64_t dc = ps->cur_count >= ps->count ? ps->cur_count - ps->count : ps->cur_count;
+		ps->wait_ns = ps->cur_wait;
+		ps->count = ps->cur_count;
+		struct sched_key *vk = key_get(sp, &ps->k.victim), *nk = key_get(sp, &ps->k.neighbour);
 		if (!vk || !nk)
 			continue;
 		nk->seen_tick = sp->tick_no;
 		vk->seen_tick = sp->tick_no;
 		if ((dc || dw) && vk->s && nk->s && vk->s != nk->s)
 			neigh_add(vk->s, nk->s, dw, dc);
-	}
-	atomic_store(&sp->npairs, n);
-	struct sched_pairst *ps, *tmp;
-	HASH_ITER(hh, sp->pairs, ps, tmp) {
-		if (ps->seen_tick != sp->tick_no) {
-			HASH_DEL(sp->pairs, ps);
-			free(ps);
-		}
 	}
 }
 
