@@ -52,7 +52,7 @@ for t in "${tests[@]}"; do
 		echo "----- $name: test output -----"
 		cat "$SL_TEST_LOGDIR/test.out"
 		for f in "$SL_TEST_LOGDIR"/*; do
-			[ "$(basename "$f")" = test.out ] && continue
+			case "$(basename "$f")" in test.out | *.config.json) continue ;; esac
 			[ -f "$f" ] || continue
 			echo "----- $name: $(basename "$f") (last 80 lines) -----"
 			tail -n 80 "$f"

@@ -32,10 +32,31 @@
 SL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
-note() { echo "# $*"; }
+# In a command substitution, "exit" only leaves the subshell (and a trap
+# run in the middle of a word expansion breaks bash 5.2's parser, so no
+# signal to the main shell): record the failure; the main shell fails at its
+# next check (sl_check_failed: assertions, API calls) and at exit at the
+# latest.
+fail() {
+	if [ "${BASH_SUBSHELL:-0}" -gt 0 ]; then
+		echo "FAIL: $*" >&2
+		[ -n "${SL_TMP:-}" ] && [ ! -f "$SL_TMP/failed" ] && echo "$*" >"$SL_TMP/failed"
+		exit 1
+	fi
+	echo "FAIL: $*"
+	exit 1
+}
+sl_check_failed() {
+	if [ "${BASH_SUBSHELL:-0}" -eq 0 ] && [ -n "${SL_TMP:-}" ] && [ -f "$SL_TMP/failed" ]; then
+		echo "FAIL: $(cat "$SL_TMP/failed")"
+		exit 1
+	fi
+	return 0
+}
+note() { sl_check_failed; echo "# $*"; }
 
 assert_eq() {
+	sl_check_failed
 	if [ "$2" != "$3" ]; then
 		fail "$1: expected '$2', got '$3'"
 	fi
@@ -47,6 +68,7 @@ sl_on_exit() { sl_cleanup_hooks+=("$*"); }
 
 _sl_exit_trap() {
 	local rc=$?
+	[ "$rc" = 0 ] && [ -n "${SL_TMP:-}" ] && [ -f "$SL_TMP/failed" ] && rc=1
 	local i
 	for ((i = ${#sl_cleanup_hooks[@]} - 1; i >= 0; i--)); do
 		eval "${sl_cleanup_hooks[$i]}" >/dev/null 2>&1 || true
@@ -181,6 +203,7 @@ sl_agent_stop() {
 }
 
 sl_get() {
+	sl_check_failed
 	local out
 	if ! out=$(curl -sS -f -m 10 "$SL_API$1" 2>&1); then
 		fail "GET $1: $out"
@@ -193,6 +216,7 @@ sl_cli() { "$SL_BUILD/sandlens" --api "$SL_API" "$@"; }
 # sl_metric NAME [LABELS]: sum of the samples of NAME whose labels include
 # every label in LABELS (comma-separated k="v" pairs).
 sl_metric() {
+	sl_check_failed
 	local name=$1 want=${2:-}
 	curl -sf -m 10 "$SL_API/metrics" | awk -v name="$name" -v want="$want" '
 		BEGIN { nw = split(want, w, /,/) }
@@ -210,6 +234,7 @@ sl_metric() {
 }
 
 sl_wait_events() {
+	sl_check_failed
 	local query=$1 filter=$2 timeout=${3:-20} out n=0
 	while [ $n -lt $((timeout * 4)) ]; do
 		out=$(curl -sf -m 5 "$SL_API/api/v1/events?$query" | jq -c ".events | $filter" 2>/dev/null)
@@ -225,9 +250,10 @@ sl_wait_events() {
 }
 
 sl_all_events() {
+	sl_check_failed
 	local query=$1 after=0 page next
 	while :; do
-		page=$(curl -sf -m 30 "$SL_API/api/v1/events?$query&order=asc&limit=1000&after_id=$after") ||
+		page=$(curl -sf -m 120 "$SL_API/api/v1/events?$query&order=asc&limit=1000&after_id=$after") ||
 			fail "GET /api/v1/events?$query&after_id=$after failed"
 		printf '%s\n' "$page" | jq -c '.events[]'
 		next=$(printf '%s\n' "$page" | jq -r '.next_after_id // 0')

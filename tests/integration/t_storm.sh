@@ -1,0 +1,92 @@
+#!/bin/bash
+# Exec storm: >= 20,000 short execs (/bin/true) from one parent
+# (sl-testprog storm) in a kubepods-style runc container. For the key
+# (storm pid, "true"):
+#   delivered exec events + sum of their truncated_count
+#     + delta sandlens_events_dropped_total{type="exec"} == execs run, exactly.
+# Phase 1: default token bucket (the rate limiter does the work).
+# Phase 2: no rate limit and a 16 KiB ring buffer (reserve failures do).
+# Env: SL_STORM_EXECS (default 20000).
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/container.sh"
+source "$(dirname "$0")/../lib/checks.sh"
+sl_init
+sl_require_agent_env
+ct_require
+N=${SL_STORM_EXECS:-20000}
+
+# Sum over the delivered exec events of key (ppid, comm) in the container:
+# prints "<count> <sum truncated_count>".
+delivered() {
+	sl_all_events "type=exec&container=$CT_ID" >"$SL_LOGDIR/storm-$1-events.jsonl"
+	jq -s --argjson ppid "$2" '[.[] | select(.ppid == $ppid and .comm == "true")]
+		| "\(length) \(map(.truncated_count) | add // 0)"' -r "$SL_LOGDIR/storm-$1-events.jsonl"
+}
+
+phase() { # NAME, extra YAML
+	local name=$1
+	sl_agent_start "$2"
+	local d0 tr0
+	d0=$(sl_metric sandlens_events_dropped_total 'type="exec"')
+	tr0=$(sl_metric sandlens_exec_truncated_total)
+	ct_create "storm-$name" kubepods -- /bin/sl-testprog storm "$N" /bin/true
+	EXP_CID=$CT_ID
+	ct_run 600 || fail "storm container exited with status $? ($(cat "$CT_DIR/stderr"))"
+	local res execs failed secs
+	res=$(tail -n 1 "$CT_DIR/stdout")
+	execs=$(jq -r .execs <<<"$res") failed=$(jq -r .failed <<<"$res") secs=$(jq -r .seconds <<<"$res")
+	[ "$failed" = 0 ] || fail "$failed execve calls failed in the storm"
+	[ "$execs" -eq $((N + 1)) ] || fail "storm ran $execs execs, wanted $((N + 1))"
+	note "$name: $execs execs in ${secs}s storm phase ($(awk -v n="$N" -v s="$secs" 'BEGIN{printf "%.0f", n/s}') execs/s)"
+
+	# The storm's host pid: its own exec event (first of its key) ...
+	local sev spid
+	sev=$(find_event exec '.comm == "sl-testprog" and .argv[1] == "storm"')
+	spid=$(jr "$sev" .pid)
+	# ... which every delivered /bin/true names as ppid.
+	# Wait until the agent has drained everything: its exec counters stable
+	# for 2 s, then the stored events stable between two reads.
+	local prev="" cur m1 m2 stable=0 tries=0
+	while [ $stable -lt 2 ] && [ $tries -lt 120 ]; do
+		sleep 1
+		m1=$(sl_metric sandlens_events_total 'type="exec"')
+		m2=$(sl_metric sandlens_events_dropped_total 'type="exec"')
+		cur="$m1/$m2"
+		if [ "$cur" = "$prev" ]; then stable=$((stable + 1)); else stable=0; fi
+		prev=$cur
+		tries=$((tries + 1))
+	done
+	prev="" stable=0 tries=0
+	while [ $stable -lt 1 ] && [ $tries -lt 30 ]; do
+		cur=$(delivered "$name" "$spid")
+		if [ "$cur" = "$prev" ]; then stable=1; else sleep 1; fi
+		prev=$cur
+		tries=$((tries + 1))
+	done
+	d1=$(sl_metric sandlens_events_dropped_total 'type="exec"')
+	set -- $cur
+	local count=$1 sumtr=$2
+	local ppids
+	ppids=$(jq -s -c '[.[] | select(.comm == "true") | .ppid] | unique' "$SL_LOGDIR/storm-$name-events.jsonl")
+	assert_eq "$name: parents of the delivered /bin/true execs" "[$spid]" "$ppids"
+	local tr1 pend
+	tr1=$(sl_metric sandlens_exec_truncated_total)
+	pend=$(sl_metric sandlens_exec_ratelimit_pending)
+	note "$name: delivered $count, sum truncated_count $sumtr, dropped{type=exec} +$((d1 - d0)), sandlens_exec_truncated_total +$((tr1 - tr0)), sandlens_exec_ratelimit_pending $pend"
+	[ "$count" -ge 2 ] || fail "$name: only $count exec events delivered for the storm"
+	assert_eq "$name: delivered + sum(truncated_count) + dropped == execs run" "$execs" "$((count + sumtr + d1 - d0))"
+	# The last exec came 1.5 s after the storm: it must have been delivered
+	# and carry the pending count of the storm (unless nothing was pending).
+	local last
+	last=$(jq -s -c 'map(select(.comm == "true")) | max_by(.time)' "$SL_LOGDIR/storm-$name-events.jsonl")
+	note "$name: last delivered exec: $last"
+	ct_delete
+	sl_agent_stop || fail "sandlensd exited with status $? on SIGTERM"
+}
+
+phase ratelimit ""
+phase ringbuf "proc:
+  exec_rate: 1000000
+  exec_burst: 1000000
+  ringbuf_size: 16KiB"
+echo "PASS"
