@@ -36,6 +36,9 @@ echo 1 >/proc/sys/kernel/bpf_stats_enabled
 V2=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
 [ -n "$V2" ] || skip "no cgroup v2 mount for the bench cgroups"
 
+others=$(pgrep -x sandlensd | wc -l)
+load1=$(cut -d' ' -f1 /proc/loadavg)
+[ "$others" -gt 0 ] && note "warning: $others other sandlensd process(es) running: their sched programs share the hooks and the caches"
 sl_agent_start
 runqlat 3600 1 >"$SL_TMP/runqlat.out" 2>&1 &
 RQ=$!
@@ -114,7 +117,8 @@ if [ -n "${SL_BENCH_RESULTS:-}" ]; then
 		echo "## sched module: per-event BPF cost vs libbpf-tools runqlat"
 		echo
 		echo "Command: \`bench/sched-overhead.sh $B $LOOPS\` (as root; run $(date -u +%Y-%m-%dT%H:%MZ))."
-		echo "Host: $(nproc) CPUs, kernel $(uname -r), $(runqlat --version 2>&1 | head -1 | sed 's/^/runqlat /' || true)."
+		echo "Host: $(nproc) CPUs, kernel $(uname -r), $(runqlat --version 2>&1 | head -1 | sed 's/^/runqlat /' || true);"
+		echo "load average before the run $load1; other sandlensd processes running: $others."
 		echo "Both tools attached at once; \`kernel.bpf_stats_enabled=1\`; ns/event = Σ Δrun_time_ns / Σ Δrun_cnt"
 		echo "over each tool's sched_wakeup, sched_wakeup_new and sched_switch programs during the load"
 		echo "(\`perf bench sched messaging -g 10 -l $LOOPS\`; the second row runs two of them at once in two v2 cgroups)."
