@@ -18,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *const sl_evkind_names[SL_K_MAX] = {"exec", "exit", "signal", "oom", "sched_delay"};
 
 uint64_t sl_mono_ns(void)
 {

@@ -1,5 +1,6 @@
 /* Query parameter parsing for the API (pure functions). */
 #include "api/api.h"
+#include "agent/agent.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -102,14 +103,17 @@ int sl_api_parse_event_params(const struct sl_api_param *p, size_t n, int64_t no
 
 		int64_t x;
 		switch (ki) {
-		case K_TYPE:
-			if (strcmp(v, "exec") && strcmp(v, "exit") && strcmp(v, "signal") &&
-			    strcmp(v, "oom"))
+		case K_TYPE: {
+			int known = 0;
+			for (int t = 0; t < SL_K_MAX; t++)
+				known |= !strcmp(v, sl_evkind_names[t]);
+			if (!known)
 				return fail(err, errlen,
-					    "%s: unknown event type '%s' (want exec|exit|signal|oom)",
+					    "%s: unknown event type '%s' (want exec|exit|signal|oom|sched_delay)",
 					    k, v);
 			f->type = v;
 			break;
+		}
 		case K_CONTAINER:
 			if (!token_ok(v, 79))
 				return fail(err, errlen,

@@ -49,7 +49,7 @@ static void usage(FILE *out)
 		"  --socket PATH    talk HTTP over this unix socket (env SANDLENS_SOCKET)\n"
 		"\n"
 		"events options:\n"
-		"  --type T         exec|exit|signal|oom\n"
+		"  --type T         exec|exit|signal|oom|sched_delay\n"
 		"  --container ID   container id or a prefix of >= 4 characters\n"
 		"  --pod UID        pod UID\n"
 		"  --since T        RFC 3339 time, duration ago (90s, 5m, 2h, 7d) or ns since epoch\n"

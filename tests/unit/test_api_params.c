@@ -41,8 +41,8 @@ static void test_valid_each(void **state)
 	(void)state;
 	struct sl_event_filter f;
 	char err[256];
-	static const char *const types[] = {"exec", "exit", "signal", "oom"};
-	for (int i = 0; i < 4; i++) {
+	static const char *const types[] = {"exec", "exit", "signal", "oom", "sched_delay"};
+	for (int i = 0; i < 5; i++) {
 		assert_int_equal(parse1("type", types[i], &f, err, sizeof(err)), 0);
 		assert_string_equal(f.type, types[i]);
 	}
