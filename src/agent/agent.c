@@ -49,6 +49,24 @@ void sl_module_prog(struct sl_module *m, const char *name, int prog_fd)
 	m->prog_fds[m->nprogs++] = prog_fd;
 }
 
+void sl_module_attach(struct sl_module *m, struct bpf_program *prog, struct bpf_link **link,
+		      const char *hook)
+{
+	*link = NULL;
+	if (!bpf_program__autoload(prog))
+		return;
+	*link = bpf_program__attach(prog);
+	if (!*link) {
+		char why[128];
+		snprintf(why, sizeof(why), "attach failed: %s", strerror(errno));
+		sl_module_hook(m, hook, SL_HOOK_FAILED, why);
+		*link = NULL;
+		return;
+	}
+	sl_module_hook(m, hook, SL_HOOK_ATTACHED, NULL);
+	sl_module_prog(m, bpf_program__name(prog), bpf_program__fd(prog));
+}
+
 const char *sl_hook_state_name(int state)
 {
 	static const char *const n[] = {"attached", "degraded", "disabled", "failed"};

@@ -72,6 +72,15 @@ struct sl_module {
 
 /* Record a hook's state (init only). reason may be NULL. */
 void sl_module_hook(struct sl_module *m, const char *name, int state, const char *reason);
+struct bpf_program;
+struct bpf_link;
+/* Attach prog (init only) and record the hook `hook` as attached, or as
+ * failed with errno's reason; an attached program is also registered for
+ * bpf_stats. A program set not to load (bpf_program__autoload false) is
+ * skipped silently: its hook state is the module's to record. *link gets
+ * the link or NULL; the skeleton's destroy detaches it. */
+void sl_module_attach(struct sl_module *m, struct bpf_program *prog, struct bpf_link **link,
+		      const char *hook);
 /* Register a BPF program for run-time/run-count metrics (init only). */
 void sl_module_prog(struct sl_module *m, const char *name, int prog_fd);
 

@@ -156,23 +156,6 @@ bad:
 
 /* ---------- lifecycle ---------- */
 
-static void attach_one(struct sl_module *m, struct bpf_program *prog, struct bpf_link **link,
-		       const char *hook)
-{
-	if (!bpf_program__autoload(prog))
-		return;
-	*link = bpf_program__attach(prog);
-	if (!*link) {
-		char why[128];
-		snprintf(why, sizeof(why), "attach failed: %s", strerror(errno));
-		sl_module_hook(m, hook, SL_HOOK_FAILED, why);
-		*link = NULL;
-		return;
-	}
-	sl_module_hook(m, hook, SL_HOOK_ATTACHED, NULL);
-	sl_module_prog(m, bpf_program__name(prog), bpf_program__fd(prog));
-}
-
 static int proc_init(struct sl_module *m, struct sl_agent *a)
 {
 	struct proc_priv *pp = calloc(1, sizeof(*pp));
@@ -218,20 +201,20 @@ static int proc_init(struct sl_module *m, struct sl_agent *a)
 		snprintf(m->error, sizeof(m->error), "load BPF object: %s", strerror(-err));
 		return err;
 	}
-	attach_one(m, s->progs.handle_exec, &s->links.handle_exec, "tp_btf/sched_process_exec");
-	attach_one(m, s->progs.handle_exit, &s->links.handle_exit, "tp_btf/sched_process_exit");
-	attach_one(m, s->progs.handle_signal, &s->links.handle_signal, "tp_btf/signal_generate");
-	attach_one(m, s->progs.handle_mark_victim, &s->links.handle_mark_victim, "tp_btf/mark_victim");
-	attach_one(m, s->progs.handle_mark_victim_tp, &s->links.handle_mark_victim_tp, "tp/oom/mark_victim");
+	sl_module_attach(m, s->progs.handle_exec, &s->links.handle_exec, "tp_btf/sched_process_exec");
+	sl_module_attach(m, s->progs.handle_exit, &s->links.handle_exit, "tp_btf/sched_process_exit");
+	sl_module_attach(m, s->progs.handle_signal, &s->links.handle_signal, "tp_btf/signal_generate");
+	sl_module_attach(m, s->progs.handle_mark_victim, &s->links.handle_mark_victim, "tp_btf/mark_victim");
+	sl_module_attach(m, s->progs.handle_mark_victim_tp, &s->links.handle_mark_victim_tp, "tp/oom/mark_victim");
 	if (kprobes) {
-		attach_one(m, s->progs.handle_oom_kill_process, &s->links.handle_oom_kill_process,
+		sl_module_attach(m, s->progs.handle_oom_kill_process, &s->links.handle_oom_kill_process,
 			   "kprobe/oom_kill_process");
 		if (!s->links.handle_oom_kill_process) /* attach failed: degrade */
 			m->hooks[m->nhooks - 1].state = SL_HOOK_DEGRADED;
 	}
 	if (a->attr) {
-		attach_one(m, s->progs.handle_cgroup_mkdir, &s->links.handle_cgroup_mkdir, "tp_btf/cgroup_mkdir");
-		attach_one(m, s->progs.handle_cgroup_rmdir, &s->links.handle_cgroup_rmdir, "tp_btf/cgroup_rmdir");
+		sl_module_attach(m, s->progs.handle_cgroup_mkdir, &s->links.handle_cgroup_mkdir, "tp_btf/cgroup_mkdir");
+		sl_module_attach(m, s->progs.handle_cgroup_rmdir, &s->links.handle_cgroup_rmdir, "tp_btf/cgroup_rmdir");
 	} else {
 		sl_module_hook(m, "tp_btf/cgroup_mkdir", SL_HOOK_DISABLED, "attribution is off");
 		sl_module_hook(m, "tp_btf/cgroup_rmdir", SL_HOOK_DISABLED, "attribution is off");

@@ -629,21 +629,6 @@ static void sched_tick(struct sl_module *m, uint64_t now_ns)
 
 /* ---------- lifecycle ---------- */
 
-static void attach_one(struct sl_module *m, struct bpf_program *prog, struct bpf_link **link,
-		       const char *hook)
-{
-	*link = bpf_program__attach(prog);
-	if (!*link) {
-		char why[128];
-		snprintf(why, sizeof(why), "attach failed: %s", strerror(errno));
-		sl_module_hook(m, hook, SL_HOOK_FAILED, why);
-		*link = NULL;
-		return;
-	}
-	sl_module_hook(m, hook, SL_HOOK_ATTACHED, NULL);
-	sl_module_prog(m, bpf_program__name(prog), bpf_program__fd(prog));
-}
-
 static int sched_init(struct sl_module *m, struct sl_agent *a)
 {
 	struct sched_priv *sp = calloc(1, sizeof(*sp));
@@ -689,10 +674,10 @@ static int sched_init(struct sl_module *m, struct sl_agent *a)
 		snprintf(m->error, sizeof(m->error), "load BPF object: %s", strerror(-err));
 		return err;
 	}
-	attach_one(m, s->progs.sched_wakeup, &s->links.sched_wakeup, "tp_btf/sched_wakeup");
-	attach_one(m, s->progs.sched_wakeup_new, &s->links.sched_wakeup_new, "tp_btf/sched_wakeup_new");
-	attach_one(m, s->progs.sched_switch, &s->links.sched_switch, "tp_btf/sched_switch");
-	attach_one(m, s->progs.sched_cgroup_rmdir, &s->links.sched_cgroup_rmdir, "tp_btf/cgroup_rmdir");
+	sl_module_attach(m, s->progs.sched_wakeup, &s->links.sched_wakeup, "tp_btf/sched_wakeup");
+	sl_module_attach(m, s->progs.sched_wakeup_new, &s->links.sched_wakeup_new, "tp_btf/sched_wakeup_new");
+	sl_module_attach(m, s->progs.sched_switch, &s->links.sched_switch, "tp_btf/sched_switch");
+	sl_module_attach(m, s->progs.sched_cgroup_rmdir, &s->links.sched_cgroup_rmdir, "tp_btf/cgroup_rmdir");
 	if (!s->links.sched_wakeup || !s->links.sched_switch) {
 		snprintf(m->error, sizeof(m->error), "sched_wakeup/sched_switch could not be attached");
 		return -ENOTSUP;
