@@ -11,6 +11,7 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -99,6 +100,10 @@ int sl_stats_collect_now(struct sl_stats *c)
 		synchronize_rcu(); /* every reader of prev is done */
 		sl_stats_snap_free(prev);
 	}
+	/* A snapshot is a few large blocks (MBs at thousands of containers) made
+	 * on this thread's arena; glibc keeps freed arena memory, so after a burst
+	 * of containers the RSS would stay at the high-water mark. Give it back. */
+	malloc_trim(0);
 	return 0;
 }
 

@@ -115,10 +115,10 @@ int sl_stats_render_prom(struct sl_stats_snap *s)
 		FILE *lf = open_memstream(&lab[i], &ll);
 		if (!lf)
 			continue;
+		/* cAdvisor's label: id = the cgroup path (it names the container
+		 * id too); container_id, pod etc. are in sandlens_container_info */
 		fputs("id=\"", lf);
 		put_esc(lf, s->ctr[i].path);
-		fputs("\",container_id=\"", lf);
-		put_esc(lf, s->ctr[i].id);
 		fputc('"', lf);
 		fclose(lf);
 	}
@@ -210,7 +210,9 @@ int sl_stats_render_prom(struct sl_stats_snap *s)
 		const struct sl_stats_ctr *c = &s->ctr[i];
 		if (!lab[i])
 			continue;
-		fprintf(f, "sandlens_container_info{%s,runtime=\"", lab[i]);
+		fprintf(f, "sandlens_container_info{%s,container_id=\"", lab[i]);
+		put_esc(f, c->id);
+		fputs("\",runtime=\"", f);
 		put_esc(f, c->runtime);
 		fputs("\",pod_uid=\"", f);
 		put_esc(f, c->pod_uid);

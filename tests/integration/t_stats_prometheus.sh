@@ -74,7 +74,7 @@ query() { # PromQL -> first value, "" when none yet
 	curl -sf -G "http://127.0.0.1:$PPORT/api/v1/query" --data-urlencode "query=$1" |
 		jq -r '.data.result[0].value[1] // empty'
 }
-q="container_threads{container_id=\"$CID\"}"
+q="container_threads{id=\"$CG\"}"
 n=0
 got=""
 while [ -z "$got" ]; do
@@ -88,7 +88,7 @@ for d in "${dirs[@]}"; do [ -f "$d/pids.current" ] && want=$(cat "$d/pids.curren
 assert_eq "Prometheus $q" "$want" "$got"
 health=$(curl -sf "http://127.0.0.1:$PPORT/api/v1/targets" | jq -r '.data.activeTargets[0].health')
 assert_eq "Prometheus target health" up "$health"
-got=$(query "container_spec_memory_limit_bytes{container_id=\"$CID\"}")
+got=$(query "container_spec_memory_limit_bytes{id=\"$CG\"}")
 assert_eq "Prometheus container_spec_memory_limit_bytes = $LIMF" "$(cat "$LIMF")" "$got"
 # a pod-sum family, queried back
 got=$(query "sandlens_workload_containers{kind=\"pod\",workload=\"$POD\",state=\"total\"}")

@@ -442,7 +442,7 @@ static void test_prom(void **state)
 	struct sl_stats_snap *s = build(NULL, 0);
 	assert_int_equal(sl_stats_render_prom(s), 0);
 	char *t = strndup(s->prom, s->prom_len);
-	const char *lab = "{id=\"" PODDIR "/" CA "\",container_id=\"" CA "\"}";
+	const char *lab = "{id=\"" PODDIR "/" CA "\"}";
 	char line[600];
 	snprintf(line, sizeof(line), "container_cpu_usage_seconds_total%s 1.500000", lab);
 	assert_true(has_line(t, line));
@@ -455,6 +455,7 @@ static void test_prom(void **state)
 	assert_true(has_line(t, "sandlens_workload_memory_peak_upper_bound_bytes{kind=\"pod\",workload=\"" POD "\"} 400000"));
 	assert_true(has_line(t, "sandlens_workload_containers{kind=\"pod\",workload=\"" POD "\",state=\"read\"} 2"));
 	assert_true(has_line(t, "# TYPE container_cpu_usage_seconds_total counter"));
+	assert_non_null(strstr(t, "sandlens_container_info{id=\"" PODDIR "/" CA "\",container_id=\"" CA "\",runtime=\"\",pod_uid=\"" POD "\""));
 	/* swap is unknown here (no memory.swap.current): no sample */
 	assert_null(strstr(t, "container_memory_swap{"));
 	/* each family's TYPE appears once */
@@ -492,7 +493,7 @@ static void test_prom_escape(void **state)
 	s.ctr = &c;
 	s.nctr = 1;
 	assert_int_equal(sl_stats_render_prom(&s), 0);
-	assert_non_null(strstr(s.prom, "container_threads{id=\"/we\\\"ird\\\\path\",container_id=\"x\"} 4\n"));
+	assert_non_null(strstr(s.prom, "container_threads{id=\"/we\\\"ird\\\\path\"} 4\n"));
 	free(s.prom);
 }
 
