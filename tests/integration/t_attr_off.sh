@@ -32,7 +32,7 @@ assert_eq "exit exit_code" 3 "$(jr "$ev" .exit_code)"
 check_attr "exit (attribution off)" "$ev"
 n=$(sl_get "/api/v1/events?container=$CT_ID" | jq '.events | length')
 assert_eq "events with container=$CT_ID" 0 "$n"
-sl_cli events --type exec --since 30m --json >"$SL_LOGDIR/cli.jsonl" || fail "sandlens events failed"
+sl_cli events --type exec --since 30m --limit 10000 --json >"$SL_LOGDIR/cli.jsonl" || fail "sandlens events failed"
 got=$(jq -c "select(.pid == $pid and .type == \"exec\")" "$SL_LOGDIR/cli.jsonl" | head -n 1)
 [ -n "$got" ] || fail "exec pid $pid not in sandlens events --json"
 assert_eq "CLI container_id" "" "$(jr "$got" .container_id)"

@@ -329,7 +329,7 @@ cli_has_event() {
 
 cli_check() {
 	local what=$1 ev=$2 out="$SL_LOGDIR/cli-events-$RANDOM.jsonl"
-	sl_cli events --type "$(jr "$ev" .type)" --container "$EXP_CID" --since 30m --json >"$out" 2>"$out.err" ||
+	sl_cli events --type "$(jr "$ev" .type)" --container "$EXP_CID" --since 30m --limit 10000 --json >"$out" 2>"$out.err" ||
 		fail "$what: sandlens events --json failed: $(cat "$out.err")"
 	cli_has_event "$what" "$ev" "$out"
 }
