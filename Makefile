@@ -16,7 +16,7 @@ CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
-PKGS := libbpf libmicrohttpd jansson sqlite3 yaml-0.1 libcurl liburcu-bp
+PKGS := libbpf libmicrohttpd jansson sqlite3 yaml-0.1 libcurl liburcu-bp libdw libprotobuf-c
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -Isrc -I$(B)/skel $(SANFLAGS) \
 	$(shell pkg-config --cflags $(PKGS))
@@ -28,7 +28,7 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(B)/skel/%.skel.h,$(BPF_SRCS))
 
 LIB_SRCS := $(wildcard src/common/*.c src/cgroup/*.c src/pipeline/*.c src/store/*.c \
-	src/modules/*.c src/api/*.c src/stats/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c))
+	src/modules/*.c src/api/*.c src/stats/*.c src/profile/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c))
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS := $(wildcard src/cli/*.c)
 CLI_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(CLI_SRCS))
@@ -38,7 +38,7 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRCS))
 
 .SECONDARY:
-.PHONY: all deps run test check unit integration clean bench
+.PHONY: all deps run test check unit integration clean bench proto
 all: $(B)/sandlensd $(B)/sandlens $(UNIT_BINS) $(HELPER_BINS)
 
 deps:
@@ -79,6 +79,10 @@ $(B)/tests/%: tests/unit/%.c $(B)/libsandlens.a $(wildcard tests/unit/*.h)
 $(B)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -Werror -static -o $@ $<
+
+# src/profile/profile.pb-c.{c,h} are committed; regenerate after editing proto/profile.proto.
+proto:
+	protoc-c --c_out=src/profile --proto_path=proto proto/profile.proto
 
 run: deps
 	$(MAKE) all

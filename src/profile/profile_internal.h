@@ -1,0 +1,167 @@
+/* Internals shared by the files of src/profile/ (not a public API). */
+#ifndef SANDLENS_PROFILE_INTERNAL_H
+#define SANDLENS_PROFILE_INTERNAL_H
+
+#include "profile/profile.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Building a struct sl_profile (profile_build.c) ---- */
+
+/* New empty profile with the header of rp (kind, times, period). NULL on ENOMEM. */
+struct sl_profile *sl_prof_new(int kind, uint64_t start_ns, uint64_t duration_ns, uint64_t period_ns);
+/* Intern a string in p's pool; returns the pooled copy (same pointer for
+ * equal strings) or NULL on ENOMEM. NULL in, NULL out. */
+const char *sl_prof_intern(struct sl_profile *p, const char *s);
+/* Index of the frame equal to *f (strings are interned here; identity is
+ * kernel address, or module/build-id + module_offset, or the name for
+ * unknown frames), adding it when new. -1 on ENOMEM. */
+int64_t sl_prof_frame(struct sl_profile *p, const struct sl_frame *f);
+/* Append a sample; frames (root first, n entries) are copied. 0 / -ENOMEM. */
+int sl_prof_add_sample(struct sl_profile *p, const struct sl_sample *s, const uint32_t *frames,
+		       uint32_t n);
+
+/* ---- Call tree used by the folded, SVG and JSON writers (tree.c) ---- */
+
+struct sl_tnode {
+	const char *name;      /* display name (interned in the profile) */
+	uint32_t frame;        /* index in p->frames, UINT32_MAX for pseudo frames */
+	uint64_t total;        /* value of this node and its descendants */
+	uint64_t self;         /* value of stacks ending here */
+	size_t nchild;
+	struct sl_tnode **child; /* sorted by name */
+	size_t cap_;
+};
+
+/* Build the merged call tree of p (root node named "all"). Each sample
+ * contributes `value` (enum sl_prof_value resolved by sl_prof_value_of)
+ * along the path: comm, then for off-CPU "[blocked]"/"[runqueue]", then its
+ * frames root first. NULL on ENOMEM. */
+struct sl_tnode *sl_tree_build(const struct sl_profile *p, int value);
+void sl_tree_free(struct sl_tnode *root);
+/* The number a sample contributes under value mode v (SL_VALUE_DEFAULT
+ * resolved per kind). */
+uint64_t sl_prof_value_of(const struct sl_profile *p, const struct sl_sample *s, int v);
+/* Resolve SL_VALUE_DEFAULT for p's kind. */
+int sl_prof_value_mode(const struct sl_profile *p, int v);
+/* Unit word of a value mode: "samples", "ns", "us". */
+const char *sl_prof_value_unit(int mode);
+
+/* Per-symbol self/total (a symbol counted once per stack for total). */
+struct sl_hot {
+	const char *name;
+	const char *module;
+	uint64_t self;
+	uint64_t total;
+};
+/* Hottest symbols of p by self value (ties: total, then name), at most
+ * max entries in *out (malloc'd). Returns the count, or -1 on ENOMEM. */
+int sl_prof_hot(const struct sl_profile *p, int value, size_t max, struct sl_hot **out);
+
+/* ---- /proc/<pid>/maps (symbolize_maps.c) ---- */
+
+enum sl_map_class {
+	SL_MAP_FILE = 0,      /* regular file */
+	SL_MAP_DELETED,       /* file unlinked since mapping: " (deleted)" */
+	SL_MAP_MEMFD,         /* "/memfd:NAME (deleted)" */
+	SL_MAP_ANON,          /* no path */
+	SL_MAP_HEAP,          /* [heap] */
+	SL_MAP_STACK,         /* [stack], [stack:TID] */
+	SL_MAP_VDSO,          /* [vdso]: an ELF image in memory */
+	SL_MAP_VVAR,          /* [vvar], [vvar_vclock]: data, not readable via process_vm_readv */
+	SL_MAP_VSYSCALL,      /* [vsyscall]: kernel-half address */
+	SL_MAP_SPECIAL,       /* any other [name] (e.g. [uprobes], [sigpage]) */
+	SL_MAP_OTHER_PSEUDO,  /* other non-file paths: "anon_inode:...", "/SYSV..." */
+};
+
+struct sl_map_entry {
+	uint64_t start, end;  /* [start, end) */
+	uint64_t offset;      /* file offset of start */
+	char perms[5];        /* "r-xp" */
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	char *path;           /* as printed (trailing " (deleted)" kept); "" for anonymous; malloc'd */
+	int cls;              /* enum sl_map_class */
+};
+
+/* Parse one maps line (no newline needed). Accepts 8- or 16-digit
+ * addresses, any run of spaces between fields, anonymous lines with or
+ * without a trailing space (fs/proc/task_mmu.c show_map_vma()). 0 on
+ * success (e->path malloc'd), -EINVAL on a malformed line, -ENOMEM. */
+int sl_maps_parse_line(const char *line, size_t len, struct sl_map_entry *e);
+/* Parse a whole maps file held in buf[len]; malformed lines are skipped.
+ * *out (malloc'd) gets *n entries. 0 or -ENOMEM. */
+int sl_maps_parse(const char *buf, size_t len, struct sl_map_entry **out, size_t *n);
+void sl_maps_free(struct sl_map_entry *v, size_t n);
+/* Classify a path (as printed in maps). */
+int sl_maps_classify(const char *path);
+/* "file" | "deleted" | "memfd" | "anonymous" | "special" | "pseudo" */
+const char *sl_map_class_word(int cls);
+/* Pointer to the entry containing addr, or NULL (v sorted by start). */
+const struct sl_map_entry *sl_maps_find(const struct sl_map_entry *v, size_t n, uint64_t addr);
+
+/* ---- /proc/kallsyms (symbolize_kallsyms.c) ---- */
+
+struct sl_ksym {
+	uint64_t addr;
+	char type;          /* nm-style: t T w W ... */
+	const char *name;   /* into the table's pool */
+	const char *module; /* "[ext4]" -> "ext4"; NULL for vmlinux */
+};
+struct sl_ksyms {
+	struct sl_ksym *syms; /* text symbols sorted by addr (stable: file order for ties) */
+	size_t n;
+	int hidden;           /* every address was 0 (kptr_restrict) */
+	char *pool_;
+};
+/* Parse a kallsyms text buf[len] ("ADDR TYPE NAME [MODULE]" lines; text
+ * symbols t/T/w/W kept). 0 / -ENOMEM. */
+int sl_ksyms_parse(const char *buf, size_t len, struct sl_ksyms *ks);
+void sl_ksyms_free(struct sl_ksyms *ks);
+/* Symbol containing addr: the last one whose address <= addr; NULL when
+ * hidden or addr is below the first symbol. */
+const struct sl_ksym *sl_ksyms_lookup(const struct sl_ksyms *ks, uint64_t addr);
+/* Up to max addresses of symbols named name (one name can be at several
+ * addresses: duplicate static functions). Returns how many exist. */
+size_t sl_ksyms_addrs(const struct sl_ksyms *ks, const char *name, uint64_t *addrs, size_t max);
+
+/* ---- ELF modules (symbolize_elf.c) ---- */
+
+struct sl_esym {
+	uint64_t addr;  /* st_value */
+	uint64_t size;  /* st_size, 0 = unknown */
+	uint32_t name;  /* offset in names */
+	uint8_t bind;   /* STB_* */
+};
+struct sl_pt_load {
+	uint64_t offset, vaddr, filesz;
+};
+struct sl_elf_info {
+	char build_id[81];      /* lowercase hex, "" when none */
+	char debuglink[256];    /* .gnu_debuglink file name, "" when none */
+	uint32_t debuglink_crc;
+	int has_symtab;         /* .symtab seen (not stripped) */
+	size_t nload;
+	struct sl_pt_load load[16];
+	size_t nsyms;
+	struct sl_esym *syms;   /* functions, sorted by addr */
+	char *names;
+	size_t names_len;
+};
+/* Read an ELF image from memory (never trusts sizes; garbage in gives
+ * -EINVAL, never a crash). Symbols of .symtab and .dynsym (STT_FUNC,
+ * STT_GNU_IFUNC) are merged. 0 / -EINVAL / -ENOMEM. */
+int sl_elf_read_mem(const void *img, size_t len, struct sl_elf_info *out);
+/* Same from an open fd (mmap'd by libelf). */
+int sl_elf_read_fd(int fd, struct sl_elf_info *out);
+void sl_elf_info_free(struct sl_elf_info *e);
+/* Add the symbols of dbg (a separate debug file of the same link) to e. */
+int sl_elf_merge_syms(struct sl_elf_info *e, const struct sl_elf_info *dbg);
+/* ELF virtual address of file offset off (PT_LOAD segments), or off itself
+ * when no segment holds it. */
+uint64_t sl_elf_off_to_vaddr(const struct sl_elf_info *e, uint64_t off);
+/* Symbol containing vaddr, or NULL. */
+const struct sl_esym *sl_elf_lookup(const struct sl_elf_info *e, uint64_t vaddr);
+
+#endif

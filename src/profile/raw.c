@@ -1,0 +1,150 @@
+/* Raw profiles (sampler output) and the common parts of symbolized
+ * profiles: allocation, totals, format names. */
+#include "profile/profile.h"
+#include "profile/profile_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct sl_raw_profile *sl_raw_profile_new(int kind, uint64_t start_ns, uint64_t duration_ns,
+					  uint64_t period_ns)
+{
+	struct sl_raw_profile *rp = calloc(1, sizeof(*rp));
+	if (!rp)
+		return NULL;
+	rp->kind = kind;
+	rp->start_ns = start_ns;
+	rp->duration_ns = duration_ns;
+	rp->period_ns = period_ns;
+	return rp;
+}
+
+static uint64_t *copy_ips(const uint64_t *ips, uint32_t *n)
+{
+	uint32_t k = 0;
+	if (*n > SL_PROF_MAX_DEPTH)
+		*n = SL_PROF_MAX_DEPTH;
+	if (!ips)
+		*n = 0;
+	while (k < *n && ips[k])
+		k++;
+	*n = k;
+	if (!k)
+		return NULL;
+	uint64_t *c = malloc(k * sizeof(*c));
+	if (c)
+		memcpy(c, ips, k * sizeof(*c));
+	return c;
+}
+
+int sl_raw_profile_add(struct sl_raw_profile *rp, const struct sl_raw_stack *s)
+{
+	if (rp->n_stacks == rp->cap_) {
+		size_t nc = rp->cap_ ? rp->cap_ * 2 : 64;
+		struct sl_raw_stack *ns = realloc(rp->stacks, nc * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		rp->stacks = ns;
+		rp->cap_ = nc;
+	}
+	struct sl_raw_stack c = *s;
+	c.comm[SL_PROF_COMM_LEN - 1] = 0;
+	c.container_id[SL_PROF_ID_LEN - 1] = 0;
+	c.user_ips = copy_ips(s->user_ips, &c.n_user);
+	c.kernel_ips = copy_ips(s->kernel_ips, &c.n_kernel);
+	if ((c.n_user && !c.user_ips) || (c.n_kernel && !c.kernel_ips)) {
+		free((void *)c.user_ips);
+		free((void *)c.kernel_ips);
+		return -ENOMEM;
+	}
+	rp->stacks[rp->n_stacks++] = c;
+	return 0;
+}
+
+void sl_raw_profile_free(struct sl_raw_profile *rp)
+{
+	if (!rp)
+		return;
+	for (size_t i = 0; i < rp->n_stacks; i++) {
+		free((void *)rp->stacks[i].user_ips);
+		free((void *)rp->stacks[i].kernel_ips);
+	}
+	free(rp->stacks);
+	free(rp);
+}
+
+uint64_t sl_profile_total_count(const struct sl_profile *p)
+{
+	uint64_t t = 0;
+	for (size_t i = 0; i < p->nsamples; i++)
+		t += p->samples[i].count;
+	return t;
+}
+
+uint64_t sl_profile_total_ns(const struct sl_profile *p)
+{
+	uint64_t t = 0;
+	for (size_t i = 0; i < p->nsamples; i++)
+		t += p->samples[i].value_ns;
+	return t;
+}
+
+int sl_prof_format_from_name(const char *name)
+{
+	if (!name)
+		return -1;
+	if (!strcasecmp(name, "pprof"))
+		return SL_FMT_PPROF;
+	if (!strcasecmp(name, "folded"))
+		return SL_FMT_FOLDED;
+	if (!strcasecmp(name, "svg"))
+		return SL_FMT_SVG;
+	if (!strcasecmp(name, "json"))
+		return SL_FMT_JSON;
+	return -1;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+	return a >= b && !strcasecmp(s + a - b, suf);
+}
+
+int sl_prof_format_from_path(const char *path)
+{
+	if (!path)
+		return -1;
+	if (ends_with(path, ".pb.gz") || ends_with(path, ".pprof") || ends_with(path, ".pb"))
+		return SL_FMT_PPROF;
+	if (ends_with(path, ".folded") || ends_with(path, ".txt"))
+		return SL_FMT_FOLDED;
+	if (ends_with(path, ".svg"))
+		return SL_FMT_SVG;
+	if (ends_with(path, ".json"))
+		return SL_FMT_JSON;
+	return -1;
+}
+
+const char *sl_prof_format_mime(int fmt)
+{
+	switch (fmt) {
+	case SL_FMT_PPROF: return "application/octet-stream";
+	case SL_FMT_FOLDED: return "text/plain; charset=utf-8";
+	case SL_FMT_SVG: return "image/svg+xml";
+	case SL_FMT_JSON: return "application/json";
+	default: return "application/octet-stream";
+	}
+}
+
+int sl_profile_write(const struct sl_profile *p, int fmt, FILE *out)
+{
+	switch (fmt) {
+	case SL_FMT_PPROF: return sl_profile_write_pprof(p, out);
+	case SL_FMT_FOLDED: return sl_profile_write_folded(p, SL_VALUE_DEFAULT, out);
+	case SL_FMT_SVG: return sl_profile_write_svg(p, NULL, out);
+	case SL_FMT_JSON: return sl_profile_write_json(p, out);
+	default: return -EINVAL;
+	}
+}

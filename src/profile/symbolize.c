@@ -1,0 +1,860 @@
+/* The symbolizer (PROF-3): process snapshots, the per-build-id module
+ * cache, kernel symbols, and turning raw stacks into a struct sl_profile.
+ * docs/PROFILING.md "Symbolization" describes the rules. */
+#include "profile/profile_internal.h"
+#include "profile/symbolize_proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uthash.h>
+#include <zlib.h>
+
+struct module {
+	UT_hash_handle hh;   /* by key (file identity) */
+	char *key;
+	struct sl_elf_info elf;
+	int ok;              /* ELF parsed */
+	int refs;            /* snapshots using it */
+	uint64_t last_use;
+};
+
+struct pmap {
+	uint64_t start, end, offset;
+	int cls;
+	struct module *mod;  /* NULL when not an ELF we could read */
+	char *path;          /* display module path (" (deleted)" stripped) */
+};
+
+struct proc {
+	UT_hash_handle hh;
+	int pid;
+	uint64_t starttime;  /* /proc/<pid>/stat field 22, clock ticks */
+	struct pmap *maps;
+	size_t n;
+	struct sl_jit_sym *jit;
+	size_t njit;
+	uint64_t last_use;
+	uint64_t refreshed_gen; /* sl_symbolize generation of the last refresh */
+};
+
+struct sl_symbolizer {
+	pthread_mutex_t mu;
+	char proc_root[256];
+	char kallsyms_path[256];
+	char debug_root[256];
+	size_t max_pids, max_modules;
+	int no_debuginfo;
+	struct proc *procs;
+	size_t nprocs;
+	struct module *mods;
+	size_t nmods;
+	struct module *vdso;
+	int vdso_tried;
+	struct sl_ksyms ks;
+	int ks_state; /* see sl_sym_stats.kallsyms_state */
+	uint64_t tick, gen;
+	struct sl_sym_stats st;
+};
+
+/* ---- helpers ---- */
+
+int sl_read_small_file(const char *path, size_t max, char **buf, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t cap = 65536, n = 0;
+	char *b = malloc(cap + 1);
+	if (!b) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		if (n == cap) {
+			if (cap >= max)
+				break;
+			size_t nc = cap * 2 > max ? max : cap * 2;
+			char *nb = realloc(b, nc + 1);
+			if (!nb) {
+				free(b);
+				close(fd);
+				return -ENOMEM;
+			}
+			b = nb;
+			cap = nc;
+		}
+		ssize_t r = read(fd, b + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = -errno;
+			free(b);
+			close(fd);
+			return e;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	b[n] = 0;
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+static void module_put(struct sl_symbolizer *s, struct module *m)
+{
+	(void)s;
+	if (m && m->refs > 0)
+		m->refs--;
+}
+
+static void module_free(struct module *m)
+{
+	sl_elf_info_free(&m->elf);
+	free(m->key);
+	free(m);
+}
+
+static void evict_modules(struct sl_symbolizer *s)
+{
+	while (s->nmods > s->max_modules) {
+		struct module *m, *tmp, *old = NULL;
+		HASH_ITER(hh, s->mods, m, tmp) {
+			if (!m->refs && (!old || m->last_use < old->last_use))
+				old = m;
+		}
+		if (!old)
+			return;
+		HASH_DEL(s->mods, old);
+		module_free(old);
+		s->nmods--;
+	}
+}
+
+static void proc_free(struct sl_symbolizer *s, struct proc *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		module_put(s, p->maps[i].mod);
+		free(p->maps[i].path);
+	}
+	free(p->maps);
+	sl_perfmap_free(p->jit, p->njit);
+	free(p);
+}
+
+/* ---- separate debug files ---- */
+
+static int file_crc_ok(int fd, uint32_t want)
+{
+	unsigned char buf[65536];
+	uLong crc = crc32(0L, Z_NULL, 0);
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		crc = crc32(crc, buf, (uInt)r);
+	lseek(fd, 0, SEEK_SET);
+	return r == 0 && (uint32_t)crc == want;
+}
+
+static int try_debug_file(const char *path, struct sl_elf_info *main, uint32_t crc, int check_crc)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (check_crc && !file_crc_ok(fd, crc)) {
+		close(fd);
+		return -1;
+	}
+	struct sl_elf_info dbg;
+	int rc = sl_elf_read_fd(fd, &dbg);
+	close(fd);
+	if (rc)
+		return -1;
+	/* A build-id, when both have one, must match. */
+	if (main->build_id[0] && dbg.build_id[0] && strcmp(main->build_id, dbg.build_id)) {
+		sl_elf_info_free(&dbg);
+		return -1;
+	}
+	int ok = dbg.nsyms > 0;
+	if (ok)
+		sl_elf_merge_syms(main, &dbg);
+	sl_elf_info_free(&dbg);
+	return ok ? 0 : -1;
+}
+
+/* root: "" for the host, "/proc/<pid>/root" for the process's view. path:
+ * the module's path inside that root. */
+static void find_debuginfo(struct sl_symbolizer *s, struct sl_elf_info *e, const char *root,
+			   const char *path)
+{
+	char p[1024];
+	const char *roots[2] = { "", root };
+	for (int r = 0; r < 2; r++) {
+		if (r == 1 && (!root || !*root))
+			break;
+		if (e->build_id[0] && strlen(e->build_id) > 2) {
+			snprintf(p, sizeof(p), "%s%s/.build-id/%.2s/%s.debug", roots[r], s->debug_root,
+				 e->build_id, e->build_id + 2);
+			if (!try_debug_file(p, e, 0, 0))
+				return;
+		}
+		if (e->debuglink[0] && path && path[0] == '/') {
+			const char *slash = strrchr(path, '/');
+			int dl = (int)(slash - path);
+			snprintf(p, sizeof(p), "%s%.*s/%s", roots[r], dl, path, e->debuglink);
+			if (strcmp(p + strlen(roots[r]), path) && !try_debug_file(p, e, e->debuglink_crc, 1))
+				return;
+			snprintf(p, sizeof(p), "%s%.*s/.debug/%s", roots[r], dl, path, e->debuglink);
+			if (!try_debug_file(p, e, e->debuglink_crc, 1))
+				return;
+			snprintf(p, sizeof(p), "%s%s%.*s/%s", roots[r], s->debug_root, dl, path, e->debuglink);
+			if (!try_debug_file(p, e, e->debuglink_crc, 1))
+				return;
+		}
+	}
+}
+
+/* ---- modules ---- */
+
+static struct module *module_get(struct sl_symbolizer *s, int pid, const struct sl_map_entry *me,
+				 const char *clean_path)
+{
+	char key[1200];
+	snprintf(key, sizeof(key), "%x:%x:%" PRIu64 ":%s", me->dev_major, me->dev_minor, me->inode,
+		 clean_path);
+	struct module *m;
+	HASH_FIND_STR(s->mods, key, m);
+	if (m) {
+		m->refs++;
+		m->last_use = ++s->tick;
+		return m;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->key = strdup(key))) {
+		free(m);
+		return NULL;
+	}
+	char p[1200];
+	int fd = -1;
+	snprintf(p, sizeof(p), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, s->proc_root, pid, me->start, me->end);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && me->cls == SL_MAP_FILE) {
+		snprintf(p, sizeof(p), "%s/%d/root%s", s->proc_root, pid, clean_path);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd >= 0) {
+		struct stat st;
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode) && !sl_elf_read_fd(fd, &m->elf))
+			m->ok = 1;
+		close(fd);
+	}
+	if (!m->ok)
+		s->st.elf_errors++;
+	else if (!s->no_debuginfo && (!m->elf.has_symtab || !m->elf.nsyms) && me->cls == SL_MAP_FILE) {
+		char root[300];
+		snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, pid);
+		find_debuginfo(s, &m->elf, root, clean_path);
+	}
+	m->refs = 1;
+	m->last_use = ++s->tick;
+	HASH_ADD_KEYPTR(hh, s->mods, m->key, strlen(m->key), m);
+	s->nmods++;
+	evict_modules(s);
+	return m;
+}
+
+static struct module *vdso_module(struct sl_symbolizer *s)
+{
+	if (s->vdso_tried)
+		return s->vdso;
+	s->vdso_tried = 1;
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	if (!base)
+		return NULL;
+	char *buf;
+	size_t len;
+	if (sl_read_small_file("/proc/self/maps", 64u << 20, &buf, &len))
+		return NULL;
+	struct sl_map_entry *v;
+	size_t n;
+	size_t size = 0;
+	if (!sl_maps_parse(buf, len, &v, &n)) {
+		for (size_t i = 0; i < n; i++)
+			if (v[i].cls == SL_MAP_VDSO && v[i].start == base)
+				size = v[i].end - v[i].start;
+		sl_maps_free(v, n);
+	}
+	free(buf);
+	if (!size)
+		return NULL;
+	struct module *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	if (sl_elf_read_mem((const void *)base, size, &m->elf)) {
+		free(m);
+		return NULL;
+	}
+	m->ok = 1;
+	s->vdso = m;
+	return m;
+}
+
+/* ---- process snapshots ---- */
+
+static uint64_t proc_starttime(struct sl_symbolizer *s, int pid)
+{
+	char p[300], *buf;
+	size_t len;
+	snprintf(p, sizeof(p), "%s/%d/stat", s->proc_root, pid);
+	if (sl_read_small_file(p, 8192, &buf, &len))
+		return 0;
+	uint64_t v = 0;
+	char *rp = strrchr(buf, ')');
+	if (rp) {
+		/* after ')': state(3) ppid(4) ... starttime is field 22 */
+		char *q = rp + 1;
+		int field = 2;
+		while (*q && field < 22) {
+			if (*q == ' ') {
+				field++;
+				while (q[1] == ' ')
+					q++;
+			}
+			q++;
+		}
+		if (field == 22)
+			v = strtoull(q, NULL, 10);
+	}
+	free(buf);
+	return v;
+}
+
+static int nspid_of(struct sl_symbolizer *s, int pid)
+{
+	char p[300], *buf;
+	size_t len;
+	snprintf(p, sizeof(p), "%s/%d/status", s->proc_root, pid);
+	if (sl_read_small_file(p, 65536, &buf, &len))
+		return pid;
+	int ns = pid;
+	char *l = strstr(buf, "\nNSpid:");
+	if (l) {
+		l += 7;
+		char *e = strchr(l, '\n');
+		if (e)
+			*e = 0;
+		char *tok, *save = NULL;
+		for (tok = strtok_r(l, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+			ns = atoi(tok);
+	}
+	free(buf);
+	return ns > 0 ? ns : pid;
+}
+
+static int cmp_jsym(const void *a, const void *b)
+{
+	const struct sl_jit_sym *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int sl_perfmap_parse(const char *buf, size_t len, struct sl_jit_sym **out, size_t *n)
+{
+	size_t cap = 0, cnt = 0;
+	struct sl_jit_sym *v = NULL;
+	const char *p = buf, *end = buf + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		char line[1024];
+		size_t ll = (size_t)(le - p) < sizeof(line) - 1 ? (size_t)(le - p) : sizeof(line) - 1;
+		memcpy(line, p, ll);
+		line[ll] = 0;
+		p = nl ? nl + 1 : end;
+		char *q = line, *e;
+		errno = 0;
+		unsigned long long st = strtoull(q, &e, 16);
+		if (e == q || errno || (*e != ' ' && *e != '\t'))
+			continue;
+		q = e;
+		unsigned long long sz = strtoull(q, &e, 16);
+		if (e == q || errno || (*e != ' ' && *e != '\t') || !sz)
+			continue;
+		while (*e == ' ' || *e == '\t')
+			e++;
+		size_t nl2 = strlen(e);
+		while (nl2 && (e[nl2 - 1] == '\r' || e[nl2 - 1] == ' '))
+			e[--nl2] = 0;
+		if (!*e)
+			continue;
+		if (cnt == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct sl_jit_sym *nv = realloc(v, nc * sizeof(*nv));
+			if (!nv)
+				goto oom;
+			v = nv;
+			cap = nc;
+		}
+		v[cnt].start = st;
+		v[cnt].size = sz;
+		v[cnt].name = strdup(e);
+		if (!v[cnt].name)
+			goto oom;
+		cnt++;
+	}
+	if (cnt > 1)
+		qsort(v, cnt, sizeof(*v), cmp_jsym);
+	*out = v;
+	*n = cnt;
+	return 0;
+oom:
+	sl_perfmap_free(v, cnt);
+	return -ENOMEM;
+}
+
+void sl_perfmap_free(struct sl_jit_sym *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+const struct sl_jit_sym *sl_perfmap_lookup(const struct sl_jit_sym *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	const struct sl_jit_sym *j = &v[lo - 1];
+	return addr - j->start < j->size ? j : NULL;
+}
+
+static void load_jit(struct sl_symbolizer *s, struct proc *pr)
+{
+	char p[400], *buf = NULL;
+	size_t len;
+	int ns = nspid_of(s, pr->pid);
+	snprintf(p, sizeof(p), "%s/%d/root/tmp/perf-%d.map", s->proc_root, pr->pid, ns);
+	if (sl_read_small_file(p, 256u << 20, &buf, &len)) {
+		snprintf(p, sizeof(p), "/tmp/perf-%d.map", pr->pid);
+		if (sl_read_small_file(p, 256u << 20, &buf, &len))
+			return;
+	}
+	struct sl_jit_sym *v;
+	size_t n;
+	if (!sl_perfmap_parse(buf, len, &v, &n)) {
+		sl_perfmap_free(pr->jit, pr->njit);
+		pr->jit = v;
+		pr->njit = n;
+	}
+	free(buf);
+}
+
+static void strip_deleted(char *path)
+{
+	size_t n = strlen(path);
+	if (n > 10 && !strcmp(path + n - 10, " (deleted)"))
+		path[n - 10] = 0;
+}
+
+static int snapshot(struct sl_symbolizer *s, int pid, struct proc **out)
+{
+	char p[300], *buf;
+	size_t len;
+	snprintf(p, sizeof(p), "%s/%d/maps", s->proc_root, pid);
+	int rc = sl_read_small_file(p, 256u << 20, &buf, &len);
+	if (rc)
+		return rc == -ENOENT ? -ESRCH : rc;
+	struct sl_map_entry *v;
+	size_t n;
+	rc = sl_maps_parse(buf, len, &v, &n);
+	free(buf);
+	if (rc)
+		return rc;
+	struct proc *pr = calloc(1, sizeof(*pr));
+	if (!pr) {
+		sl_maps_free(v, n);
+		return -ENOMEM;
+	}
+	pr->pid = pid;
+	pr->starttime = proc_starttime(s, pid);
+	pr->maps = calloc(n ? n : 1, sizeof(*pr->maps));
+	if (!pr->maps) {
+		free(pr);
+		sl_maps_free(v, n);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct sl_map_entry *me = &v[i];
+		if (me->perms[2] != 'x')
+			continue;
+		struct pmap *pm = &pr->maps[pr->n];
+		pm->start = me->start;
+		pm->end = me->end;
+		pm->offset = me->offset;
+		pm->cls = me->cls;
+		pm->path = strdup(me->path);
+		if (!pm->path)
+			continue;
+		pr->n++;
+		if (me->cls == SL_MAP_FILE || me->cls == SL_MAP_DELETED || me->cls == SL_MAP_MEMFD) {
+			strip_deleted(pm->path);
+			pm->mod = module_get(s, pid, me, pm->path);
+			if (pm->mod && !pm->mod->ok) {
+				/* keep the reference: identity known, symbols not */
+			}
+		}
+	}
+	sl_maps_free(v, n);
+	load_jit(s, pr);
+	*out = pr;
+	return 0;
+}
+
+static void evict_procs(struct sl_symbolizer *s)
+{
+	while (s->nprocs > s->max_pids) {
+		struct proc *p, *tmp, *old = NULL;
+		HASH_ITER(hh, s->procs, p, tmp) {
+			if (!old || p->last_use < old->last_use)
+				old = p;
+		}
+		HASH_DEL(s->procs, old);
+		proc_free(s, old);
+		s->nprocs--;
+	}
+}
+
+static int cache_pid_locked(struct sl_symbolizer *s, int pid)
+{
+	struct proc *np;
+	int rc = snapshot(s, pid, &np);
+	if (rc)
+		return rc;
+	struct proc *old;
+	HASH_FIND_INT(s->procs, &pid, old);
+	if (old) {
+		HASH_DEL(s->procs, old);
+		proc_free(s, old);
+		s->nprocs--;
+	}
+	np->last_use = ++s->tick;
+	np->refreshed_gen = s->gen;
+	HASH_ADD_INT(s->procs, pid, np);
+	s->nprocs++;
+	evict_procs(s);
+	return 0;
+}
+
+/* ---- public: lifecycle ---- */
+
+struct sl_symbolizer *sl_symbolizer_new(const struct sl_sym_config *cfg)
+{
+	struct sl_symbolizer *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	pthread_mutex_init(&s->mu, NULL);
+	snprintf(s->proc_root, sizeof(s->proc_root), "%s", cfg && cfg->proc_root ? cfg->proc_root : "/proc");
+	snprintf(s->kallsyms_path, sizeof(s->kallsyms_path), "%s",
+		 cfg && cfg->kallsyms_path ? cfg->kallsyms_path : "/proc/kallsyms");
+	snprintf(s->debug_root, sizeof(s->debug_root), "%s",
+		 cfg && cfg->debug_root ? cfg->debug_root : "/usr/lib/debug");
+	s->max_pids = cfg && cfg->max_pids ? cfg->max_pids : 1024;
+	s->max_modules = cfg && cfg->max_modules ? cfg->max_modules : 512;
+	s->no_debuginfo = cfg ? cfg->no_debuginfo : 0;
+	return s;
+}
+
+void sl_symbolizer_free(struct sl_symbolizer *s)
+{
+	if (!s)
+		return;
+	struct proc *p, *pt;
+	HASH_ITER(hh, s->procs, p, pt) {
+		HASH_DEL(s->procs, p);
+		proc_free(s, p);
+	}
+	struct module *m, *mt;
+	HASH_ITER(hh, s->mods, m, mt) {
+		HASH_DEL(s->mods, m);
+		module_free(m);
+	}
+	if (s->vdso)
+		module_free(s->vdso);
+	sl_ksyms_free(&s->ks);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+int sl_symbolizer_cache_pid(struct sl_symbolizer *s, int pid)
+{
+	if (pid <= 0)
+		return -ESRCH;
+	pthread_mutex_lock(&s->mu);
+	int rc = cache_pid_locked(s, pid);
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+void sl_symbolizer_forget_pid(struct sl_symbolizer *s, int pid)
+{
+	pthread_mutex_lock(&s->mu);
+	struct proc *p;
+	HASH_FIND_INT(s->procs, &pid, p);
+	if (p) {
+		HASH_DEL(s->procs, p);
+		proc_free(s, p);
+		s->nprocs--;
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+void sl_symbolizer_stats(struct sl_symbolizer *s, struct sl_sym_stats *out)
+{
+	pthread_mutex_lock(&s->mu);
+	*out = s->st;
+	out->pids_cached = s->nprocs;
+	out->modules_cached = s->nmods;
+	out->kallsyms_state = s->ks_state;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- frames ---- */
+
+static void load_kallsyms(struct sl_symbolizer *s)
+{
+	if (s->ks_state)
+		return;
+	char *buf;
+	size_t len;
+	if (!s->kallsyms_path[0] || sl_read_small_file(s->kallsyms_path, 512u << 20, &buf, &len)) {
+		s->ks_state = -2;
+		return;
+	}
+	int rc = sl_ksyms_parse(buf, len, &s->ks);
+	free(buf);
+	if (rc)
+		s->ks_state = -2;
+	else if (s->ks.hidden || !s->ks.n)
+		s->ks_state = -1;
+	else
+		s->ks_state = 1;
+}
+
+static int64_t kernel_frame(struct sl_symbolizer *s, struct sl_profile *P, uint64_t ip, int caller)
+{
+	struct sl_frame f = { .address = ip, .module_offset = ip, .flags = SL_FRAME_KERNEL };
+	load_kallsyms(s);
+	const struct sl_ksym *k = s->ks_state == 1 ? sl_ksyms_lookup(&s->ks, caller ? ip - 1 : ip) : NULL;
+	char mod[80];
+	if (!k) {
+		f.flags |= SL_FRAME_UNKNOWN;
+		f.name = "[kernel]";
+		f.module = "[kernel.kallsyms]";
+		s->st.frames_unresolved++;
+		return sl_prof_frame(P, &f);
+	}
+	if (k->module)
+		snprintf(mod, sizeof(mod), "[%s]", k->module);
+	f.name = k->name;
+	f.function = k->name;
+	f.module = k->module ? mod : "[kernel.kallsyms]";
+	f.sym_addr = k->addr;
+	f.sym_offset = ip - k->addr;
+	s->st.frames_resolved++;
+	return sl_prof_frame(P, &f);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+	return b && b[1] ? b + 1 : p;
+}
+
+static int64_t user_frame(struct sl_symbolizer *s, struct sl_profile *P, struct proc *pr, uint64_t ip,
+			  int caller)
+{
+	struct sl_frame f = { .address = ip };
+	char name[600];
+	uint64_t look = caller ? ip - 1 : ip;
+	const struct pmap *pm = NULL;
+	if (pr) {
+		size_t lo = 0, hi = pr->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (pr->maps[mid].start <= look)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo && look < pr->maps[lo - 1].end)
+			pm = &pr->maps[lo - 1];
+		if ((!pm || pm->cls == SL_MAP_ANON || pm->cls == SL_MAP_MEMFD || !pm->mod || !pm->mod->ok) &&
+		    pr->njit) {
+			const struct sl_jit_sym *j =
+				sl_perfmap_lookup(pr->jit, pr->njit, look);
+			if (j) {
+				f.name = j->name;
+				f.function = j->name;
+				f.module = "[jit]";
+				f.sym_addr = j->start;
+				f.sym_offset = ip - j->start;
+				f.flags = SL_FRAME_JIT;
+				s->st.frames_resolved++;
+				return sl_prof_frame(P, &f);
+			}
+		}
+	}
+	if (!pm) {
+		f.name = "[unknown]";
+		f.flags = SL_FRAME_UNKNOWN;
+		s->st.frames_unresolved++;
+		return sl_prof_frame(P, &f);
+	}
+	f.module_offset = ip - pm->start + pm->offset;
+	struct module *m = pm->mod;
+	if (pm->cls == SL_MAP_VDSO) {
+		m = vdso_module(s);
+		f.module = "[vdso]";
+		f.module_offset = ip - pm->start;
+	} else if (pm->cls == SL_MAP_ANON) {
+		f.module = "[anon]";
+		f.module_offset = ip - pm->start;
+	} else {
+		f.module = pm->path;
+	}
+	if (m && m->ok) {
+		m->last_use = s->tick;
+		if (m->elf.build_id[0])
+			f.build_id = m->elf.build_id;
+		uint64_t off = (caller ? f.module_offset - 1 : f.module_offset);
+		uint64_t va = sl_elf_off_to_vaddr(&m->elf, off);
+		const struct sl_esym *e = sl_elf_lookup(&m->elf, va);
+		if (e) {
+			f.function = m->elf.names + e->name;
+			f.name = f.function;
+			f.sym_addr = e->addr;
+			f.sym_offset = va + (caller ? 1 : 0) - e->addr;
+			s->st.frames_resolved++;
+			return sl_prof_frame(P, &f);
+		}
+	}
+	if (pm->cls == SL_MAP_ANON)
+		snprintf(name, sizeof(name), "[anon]");
+	else
+		snprintf(name, sizeof(name), "%s+0x%" PRIx64, base_name(f.module), f.module_offset);
+	f.name = name;
+	f.flags = SL_FRAME_NOSYM;
+	s->st.frames_unresolved++;
+	return sl_prof_frame(P, &f);
+}
+
+static struct proc *proc_for(struct sl_symbolizer *s, int pid)
+{
+	struct proc *pr;
+	HASH_FIND_INT(s->procs, &pid, pr);
+	if (!pr && pid > 0 && !cache_pid_locked(s, pid))
+		HASH_FIND_INT(s->procs, &pid, pr);
+	if (pr)
+		pr->last_use = ++s->tick;
+	return pr;
+}
+
+/* An ip outside every mapping of a live process's snapshot: the process may
+ * have mapped more since (dlopen, JIT). Refresh once per sl_symbolize call
+ * when it is still the same process (same start time). */
+static struct proc *maybe_refresh(struct sl_symbolizer *s, struct proc *pr, uint64_t ip)
+{
+	if (!pr || pr->refreshed_gen == s->gen)
+		return pr;
+	for (size_t i = 0; i < pr->n; i++)
+		if (ip >= pr->maps[i].start && ip < pr->maps[i].end)
+			return pr;
+	if (sl_perfmap_lookup(pr->jit, pr->njit, ip))
+		return pr;
+	pr->refreshed_gen = s->gen;
+	uint64_t st = proc_starttime(s, pr->pid);
+	if (!st || st != pr->starttime)
+		return pr;
+	int pid = pr->pid;
+	if (cache_pid_locked(s, pid))
+		return pr; /* the old snapshot is only replaced on success */
+	struct proc *np;
+	HASH_FIND_INT(s->procs, &pid, np);
+	return np;
+}
+
+static int add_stack(struct sl_symbolizer *s, struct sl_profile *P, const struct sl_raw_stack *rs)
+{
+	uint32_t fr[2 * SL_PROF_MAX_DEPTH + 2];
+	uint32_t n = 0;
+	struct proc *pr = rs->n_user ? proc_for(s, (int)rs->pid) : NULL;
+	if (rs->n_user && pr)
+		pr = maybe_refresh(s, pr, rs->user_ips[0]);
+	if (!rs->n_user && (rs->flags & SL_RAW_USER_LOST)) {
+		struct sl_frame f = { .name = "[lost user stack]", .flags = SL_FRAME_PSEUDO | SL_FRAME_UNKNOWN };
+		int64_t k = sl_prof_frame(P, &f);
+		if (k < 0)
+			return -ENOMEM;
+		fr[n++] = (uint32_t)k;
+	}
+	for (uint32_t i = rs->n_user; i-- > 0;) {
+		int64_t k = user_frame(s, P, pr, rs->user_ips[i], i > 0);
+		if (k < 0)
+			return -ENOMEM;
+		fr[n++] = (uint32_t)k;
+	}
+	if (!rs->n_kernel && (rs->flags & SL_RAW_KERNEL_LOST)) {
+		struct sl_frame f = { .name = "[lost kernel stack]",
+				      .flags = SL_FRAME_PSEUDO | SL_FRAME_UNKNOWN | SL_FRAME_KERNEL };
+		int64_t k = sl_prof_frame(P, &f);
+		if (k < 0)
+			return -ENOMEM;
+		fr[n++] = (uint32_t)k;
+	}
+	for (uint32_t i = rs->n_kernel; i-- > 0;) {
+		int64_t k = kernel_frame(s, P, rs->kernel_ips[i], i > 0);
+		if (k < 0)
+			return -ENOMEM;
+		fr[n++] = (uint32_t)k;
+	}
+	struct sl_sample smp = { .pid = rs->pid, .tid = rs->tid, .off_cpu_state = rs->off_cpu_state,
+				 .count = rs->count, .value_ns = rs->value_ns };
+	memcpy(smp.comm, rs->comm, sizeof(smp.comm));
+	smp.comm[sizeof(smp.comm) - 1] = 0;
+	memcpy(smp.container_id, rs->container_id, sizeof(smp.container_id));
+	smp.container_id[sizeof(smp.container_id) - 1] = 0;
+	return sl_prof_add_sample(P, &smp, fr, n);
+}
+
+struct sl_profile *sl_symbolize(struct sl_symbolizer *s, const struct sl_raw_profile *rp)
+{
+	struct sl_profile *P = sl_prof_new(rp->kind, rp->start_ns, rp->duration_ns, rp->period_ns);
+	if (!P)
+		return NULL;
+	pthread_mutex_lock(&s->mu);
+	s->gen++;
+	int rc = 0;
+	for (size_t i = 0; i < rp->n_stacks && !rc; i++)
+		rc = add_stack(s, P, &rp->stacks[i]);
+	pthread_mutex_unlock(&s->mu);
+	if (rc) {
+		sl_profile_free(P);
+		return NULL;
+	}
+	return P;
+}

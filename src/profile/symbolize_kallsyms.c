@@ -1,0 +1,127 @@
+/* /proc/kallsyms parsing and lookup (kernel/kallsyms.c s_show(): "%px %c
+ * %s\t[%s]" per symbol; addresses print as 0 when kptr_restrict hides them,
+ * Documentation/admin-guide/sysctl/kernel.rst "kptr_restrict"). */
+#include "profile/profile_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int is_text(char t)
+{
+	return t == 't' || t == 'T' || t == 'w' || t == 'W';
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct sl_ksym *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* stable: keep file order via pointer order of names in the pool */
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+int sl_ksyms_parse(const char *buf, size_t len, struct sl_ksyms *ks)
+{
+	memset(ks, 0, sizeof(*ks));
+	ks->pool_ = malloc(len + 1);
+	if (!ks->pool_)
+		return -ENOMEM;
+	memcpy(ks->pool_, buf, len);
+	ks->pool_[len] = 0;
+	size_t cap = 0;
+	int any_nonzero = 0, any = 0;
+	char *p = ks->pool_, *end = ks->pool_ + len;
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		char *le = nl ? nl : end;
+		*le = 0;
+		char *q = p;
+		p = nl ? nl + 1 : end;
+		char *a_end;
+		errno = 0;
+		unsigned long long addr = strtoull(q, &a_end, 16);
+		if (a_end == q || errno || *a_end != ' ')
+			continue;
+		q = a_end + 1;
+		if (!*q || q[1] != ' ')
+			continue;
+		char type = q[0];
+		char *name = q + 2;
+		if (!*name)
+			continue;
+		char *mod = NULL;
+		char *tab = strpbrk(name, "\t ");
+		if (tab) {
+			*tab = 0;
+			mod = tab + 1;
+			while (*mod == ' ' || *mod == '\t')
+				mod++;
+			if (*mod == '[') {
+				mod++;
+				char *rb = strchr(mod, ']');
+				if (rb)
+					*rb = 0;
+			}
+			if (!*mod)
+				mod = NULL;
+		}
+		any = 1;
+		if (addr)
+			any_nonzero = 1;
+		if (!is_text(type))
+			continue;
+		if (ks->n == cap) {
+			size_t nc = cap ? cap * 2 : 1024;
+			struct sl_ksym *ns = realloc(ks->syms, nc * sizeof(*ns));
+			if (!ns) {
+				sl_ksyms_free(ks);
+				return -ENOMEM;
+			}
+			ks->syms = ns;
+			cap = nc;
+		}
+		ks->syms[ks->n++] = (struct sl_ksym){ .addr = addr, .type = type, .name = name, .module = mod };
+	}
+	ks->hidden = any && !any_nonzero;
+	if (ks->n > 1)
+		qsort(ks->syms, ks->n, sizeof(*ks->syms), cmp_ksym);
+	return 0;
+}
+
+void sl_ksyms_free(struct sl_ksyms *ks)
+{
+	free(ks->syms);
+	free(ks->pool_);
+	memset(ks, 0, sizeof(*ks));
+}
+
+const struct sl_ksym *sl_ksyms_lookup(const struct sl_ksyms *ks, uint64_t addr)
+{
+	if (ks->hidden || !ks->n)
+		return NULL;
+	size_t lo = 0, hi = ks->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ks->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	return &ks->syms[lo - 1];
+}
+
+size_t sl_ksyms_addrs(const struct sl_ksyms *ks, const char *name, uint64_t *addrs, size_t max)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < ks->n; i++) {
+		if (strcmp(ks->syms[i].name, name))
+			continue;
+		if (k < max)
+			addrs[k] = ks->syms[i].addr;
+		k++;
+	}
+	return k;
+}
