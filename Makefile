@@ -28,7 +28,7 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(B)/skel/%.skel.h,$(BPF_SRCS))
 
 LIB_SRCS := $(wildcard src/common/*.c src/cgroup/*.c src/pipeline/*.c src/store/*.c \
-	src/modules/*.c src/api/*.c src/stats/*.c src/profile/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c))
+	src/modules/*.c src/api/*.c src/stats/*.c src/profile/*.c src/task/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c))
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS := $(wildcard src/cli/*.c)
 CLI_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(CLI_SRCS))

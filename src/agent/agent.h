@@ -16,6 +16,7 @@
 struct sl_store;
 struct sl_runc_index;
 struct sl_stats;
+struct sl_tasks;
 struct ring_buffer;
 
 /* Event kinds counted by the pipeline (index into sl_agent.events_total). */
@@ -30,6 +31,7 @@ struct sl_agent {
 	struct sl_attr_cache *attr; /* NULL when attribution is off */
 	struct sl_runc_index *runc; /* plain runc containers; NULL when attribution is off */
 	struct sl_stats *stats;     /* workload statistics collector (src/stats); NULL when stats are off */
+	struct sl_tasks *tasks;     /* on-demand task executor (src/task); NULL when tasks are off */
 	struct sl_cg_mounts mounts;
 	int v1_subsys_id;           /* cgroup_subsys_id of cfg.attribution.v1_controller, -1 if not on v1 */
 

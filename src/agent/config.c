@@ -58,6 +58,19 @@ static const struct key keys[] = {
 	{"stats.enabled", K_BOOL, F(stats.enabled), 0, 0},
 	{"stats.interval", K_DURATION_NS, F(stats.interval_ns), 100000000ull, 3600000000000ull},
 	{"stats.max_containers", K_UINT, F(stats.max_containers), 1, 1u << 20},
+	{"tasks.enabled", K_BOOL, F(tasks.enabled), 0, 0},
+	{"tasks.max_concurrent_tasks", K_UINT, F(tasks.max_concurrent), 1, 64},
+	{"tasks.max_duration", K_DURATION, F(tasks.max_duration_s), 1, 86400},
+	{"tasks.default_duration", K_DURATION, F(tasks.default_duration_s), 1, 86400},
+	{"tasks.deadline_grace", K_DURATION, F(tasks.deadline_grace_s), 1, 3600},
+	{"tasks.default_hz", K_UINT, F(tasks.default_hz), 1, 100000},
+	{"tasks.max_hz", K_UINT, F(tasks.max_hz), 1, 100000},
+	{"tasks.off_cpu_min_duration", K_DURATION_NS, F(tasks.off_cpu_min_ns), 0, 60000000000ull},
+	{"tasks.stack_entries", K_UINT, F(tasks.stack_entries), 64, 1u << 20},
+	{"tasks.count_entries", K_UINT, F(tasks.count_entries), 64, 1u << 22},
+	{"tasks.result_retention", K_DURATION, F(tasks.result_retention_s), 0, UINT32_MAX},
+	{"tasks.max_results", K_UINT, F(tasks.max_results), 0, 1u << 20},
+	{"tasks.store_path", K_STR, F(tasks.store_path), 0, 0},
 };
 #undef F
 
@@ -98,6 +111,18 @@ void sl_config_defaults(struct sl_config *c)
 	c->stats.enabled = 1;
 	c->stats.interval_ns = 5000000000ull;
 	c->stats.max_containers = 4096;
+	c->tasks.enabled = 1;
+	c->tasks.max_concurrent = 4;
+	c->tasks.max_duration_s = 300;
+	c->tasks.default_duration_s = 10;
+	c->tasks.deadline_grace_s = 10;
+	c->tasks.default_hz = 99;
+	c->tasks.max_hz = 1000;
+	c->tasks.off_cpu_min_ns = 1000;
+	c->tasks.stack_entries = 8192;
+	c->tasks.count_entries = 16384;
+	c->tasks.result_retention_s = 86400;
+	c->tasks.max_results = 200;
 }
 
 static int parse_u64(const char *s, uint64_t *out, const char **rest)
@@ -320,6 +345,17 @@ static int validate(const struct sl_config *c, char *err, size_t errlen)
 					 c->sched.watch);
 				return -1;
 			}
+	}
+	if (c->tasks.default_hz > c->tasks.max_hz) {
+		snprintf(err, errlen, "tasks.default_hz: %llu exceeds tasks.max_hz %llu",
+			 (unsigned long long)c->tasks.default_hz, (unsigned long long)c->tasks.max_hz);
+		return -1;
+	}
+	if (c->tasks.default_duration_s > c->tasks.max_duration_s) {
+		snprintf(err, errlen, "tasks.default_duration: %llus exceeds tasks.max_duration %llus",
+			 (unsigned long long)c->tasks.default_duration_s,
+			 (unsigned long long)c->tasks.max_duration_s);
+		return -1;
 	}
 	if (!c->store.path[0]) {
 		snprintf(err, errlen, "store.path: must not be empty");

@@ -62,6 +62,22 @@ struct sl_config {
 		uint64_t interval_ns;    /* stats.interval: collector period, default 5s (100ms .. 1h) */
 		uint64_t max_containers; /* stats.max_containers: containers per pass, default 4096 */
 	} stats;
+
+	struct {                              /* on-demand tasks, docs/TASKS.md */
+		int enabled;                  /* tasks.enabled: default true */
+		uint64_t max_concurrent;      /* tasks.max_concurrent_tasks: default 4 */
+		uint64_t max_duration_s;      /* tasks.max_duration: default 5m */
+		uint64_t default_duration_s;  /* tasks.default_duration: default 10s */
+		uint64_t deadline_grace_s;    /* tasks.deadline_grace: TTL beyond duration, default 10s */
+		uint64_t default_hz;          /* tasks.default_hz: on-CPU sampling, default 99 */
+		uint64_t max_hz;              /* tasks.max_hz: default 1000 */
+		uint64_t off_cpu_min_ns;      /* tasks.off_cpu_min_duration: default 1us */
+		uint64_t stack_entries;       /* tasks.stack_entries: BPF stack map size, default 8192 */
+		uint64_t count_entries;       /* tasks.count_entries: BPF counts map size, default 16384 */
+		uint64_t result_retention_s;  /* tasks.result_retention: default 24h */
+		uint64_t max_results;         /* tasks.max_results: finished records kept, default 200 */
+		char store_path[512];         /* tasks.store_path: "" = tasks.db next to store.path */
+	} tasks;
 };
 
 void sl_config_defaults(struct sl_config *c);

@@ -9,6 +9,7 @@
 #include "common/timefmt.h"
 #include "store/store.h"
 #include "stats/stats.h"
+#include "task/task_agent.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -316,6 +317,8 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out_modules;
 	}
+	if (a->cfg.tasks.enabled)
+		a->tasks = sl_tasks_start_agent(a); /* NULL: logged, task routes answer 503 */
 	struct sl_api *api = sl_api_start(a, err, sizeof(err));
 	if (!api) {
 		sl_err(MOD, "API: %s", err);
@@ -328,8 +331,10 @@ int main(int argc, char **argv)
 	if (poll_loop(a))
 		rc = 1;
 
-	sl_api_stop(api);
+	sl_api_stop(api); /* ends follow streams first; no handler runs after this */
 out_modules:
+	sl_tasks_free(a->tasks); /* cancels running tasks, destroys their BPF objects */
+	a->tasks = NULL;
 	/* Drain what the kernel already wrote, then detach everything. */
 	if (a->rb) {
 		ring_buffer__consume(a->rb);

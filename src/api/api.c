@@ -1,5 +1,6 @@
 /* HTTP server: listeners, routing, replies. Routes and bodies: docs/API.md. */
 #include "api/api.h"
+#include "api/api_tasks.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -296,6 +297,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct reply r = {0};
 	const struct route *rt = NULL;
 
+	/* task routes take POST/DELETE, bodies and streams (api_tasks.c) */
+	if (sl_api_tasks_match(url))
+		return sl_api_tasks_request(api->a, c, url, method, upload, upload_size, con_cls);
+
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		size_t pl = strlen(routes[i].path);
 		if (routes[i].path[pl - 1] == '/' ? !strncmp(url, routes[i].path, pl)
@@ -353,10 +358,12 @@ static struct MHD_Daemon *start_daemon(struct sl_api *api, int fd, char *err, si
 	if (threads <= 1)
 		opts[0] = opts[1];
 	struct MHD_Daemon *d = MHD_start_daemon(
-		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, api,
+		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
+		on_request, api,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, /* must come first */
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT,
 		MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S, MHD_OPTION_ARRAY, opts,
+		MHD_OPTION_NOTIFY_COMPLETED, sl_api_tasks_completed, NULL,
 		MHD_OPTION_END);
 	if (!d)
 		snprintf(err, errlen, "api: starting microhttpd failed");
@@ -557,6 +564,7 @@ struct sl_api *sl_api_start(struct sl_agent *a, char *err, size_t errlen)
 	}
 	api->a = a;
 	api->max_body = SL_API_MAX_BODY;
+	sl_api_tasks_attach(a);
 	if ((tcp[0] && listen_tcp(api, tcp, err, errlen)) ||
 	    (unx[0] && listen_unix(api, unx, err, errlen))) {
 		sl_api_stop(api);
@@ -569,6 +577,7 @@ void sl_api_stop(struct sl_api *api)
 {
 	if (!api)
 		return;
+	sl_api_tasks_release_all(api->a); /* no suspended follow stream may outlive MHD */
 	if (api->tcp)
 		MHD_stop_daemon(api->tcp);
 	if (api->unx)

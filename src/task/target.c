@@ -1,0 +1,345 @@
+/* Task targets: cgroup walk + attribution (target.h). */
+#include "task/target.h"
+#include "cgroup/runc_state.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_DEPTH 32
+#define MAX_DIRS 200000 /* directories one walk visits at most */
+
+struct walk {
+	const struct sl_target_opts *o;
+	struct sl_runc_index *runc;
+	int kind;               /* 0 container, 1 pod */
+	int refresh;            /* walking known roots: everything below matches */
+	const char *want;
+	size_t wantlen;
+	struct sl_target_set *s;
+	size_t visited;
+	size_t added;
+	int ambiguous;
+	char other[SL_CONTAINER_ID_LEN];
+};
+
+static int has_cg(const struct sl_target_set *s, uint64_t id, int hier)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->cg[i].id == id && s->cg[i].hier == hier)
+			return 1;
+	return 0;
+}
+
+static void add_cg(struct walk *w, uint64_t id, int hier, const char *cid)
+{
+	struct sl_target_set *s = w->s;
+	if (has_cg(s, id, hier))
+		return;
+	if (s->n == SL_TARGET_MAX_CG) {
+		s->truncated++;
+		return;
+	}
+	s->cg[s->n].id = id;
+	s->cg[s->n].hier = hier;
+	snprintf(s->cg[s->n].container_id, sizeof(s->cg[s->n].container_id), "%s", cid ? cid : "");
+	s->n++;
+	w->added++;
+}
+
+static void add_root(struct sl_target_set *s, const char *abs, int hier)
+{
+	for (size_t i = 0; i < s->nroots; i++)
+		if (!strcmp(s->roots[i], abs))
+			return;
+	if (s->nroots == SL_TARGET_MAX_ROOTS)
+		return;
+	snprintf(s->roots[s->nroots], sizeof(s->roots[0]), "%s", abs);
+	s->roots_hier[s->nroots] = hier;
+	s->nroots++;
+}
+
+/* Does attribution a (of directory abs) make it part of the target?
+ * cid gets the container id to record. */
+static int dir_matches(struct walk *w, const char *abs, const struct sl_attr *a, char *cid,
+		       size_t cidlen)
+{
+	cid[0] = 0;
+	if (w->kind == 1) { /* pod */
+		if (a->pod_uid[0] && !strcasecmp(a->pod_uid, w->want)) {
+			snprintf(cid, cidlen, "%s", a->is_container == SL_YES ? a->container_id : "");
+			return 1;
+		}
+		return 0;
+	}
+	const char *id = NULL;
+	char runc_id[SL_CONTAINER_ID_LEN];
+	if (a->is_container == SL_YES && a->container_id[0])
+		id = a->container_id;
+	else if (w->runc && sl_runc_index_lookup(w->runc, abs, runc_id, sizeof(runc_id)) == 1)
+		id = runc_id;
+	if (!id)
+		return 0;
+	int hit = w->wantlen >= 4 ? !strncmp(id, w->want, w->wantlen) : !strcmp(id, w->want);
+	if (!hit)
+		return 0;
+	if (w->s->container_id[0] && strcmp(w->s->container_id, id)) {
+		w->ambiguous = 1;
+		snprintf(w->other, sizeof(w->other), "%s", id);
+	}
+	if (!w->s->container_id[0])
+		snprintf(w->s->container_id, sizeof(w->s->container_id), "%s", id);
+	snprintf(cid, cidlen, "%s", id);
+	return 1;
+}
+
+/* Walk the directory abs (relative path rel under the mount). inherited:
+ * an ancestor matched (container id icid). */
+static void walk_dir(struct walk *w, int hier, const char *abs, const char *rel, int depth,
+		     int inherited, const char *icid)
+{
+	struct stat st;
+	char cid[SL_CONTAINER_ID_LEN];
+	int match = inherited;
+
+	if (w->visited++ >= MAX_DIRS || depth > MAX_DEPTH || stat(abs, &st) != 0)
+		return;
+	snprintf(cid, sizeof(cid), "%s", inherited ? icid : "");
+	if (!inherited && !w->refresh) {
+		struct sl_attr a;
+		sl_cgpath_parse(rel[0] ? rel : "/", &a);
+		if (dir_matches(w, abs, &a, cid, sizeof(cid))) {
+			match = 1;
+			add_root(w->s, abs, hier);
+			if (w->kind == 1 && !w->s->pod_uid[0])
+				snprintf(w->s->pod_uid, sizeof(w->s->pod_uid), "%s", a.pod_uid);
+		}
+	} else if (inherited && w->kind == 1 && !cid[0]) {
+		/* children of a pod cgroup: record their container ids */
+		struct sl_attr a;
+		sl_cgpath_parse(rel, &a);
+		if (a.is_container == SL_YES)
+			snprintf(cid, sizeof(cid), "%s", a.container_id);
+	}
+	if (match)
+		add_cg(w, (uint64_t)st.st_ino, hier, cid);
+
+	DIR *d = opendir(abs);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+			continue;
+		char a2[1024], r2[1024];
+		if ((size_t)snprintf(a2, sizeof(a2), "%s/%s", abs, de->d_name) >= sizeof(a2) ||
+		    (size_t)snprintf(r2, sizeof(r2), "%s/%s", rel, de->d_name) >= sizeof(r2))
+			continue;
+		if (de->d_type == DT_UNKNOWN) {
+			struct stat s2;
+			if (lstat(a2, &s2) || !S_ISDIR(s2.st_mode))
+				continue;
+		}
+		walk_dir(w, hier, a2, r2, depth + 1, match, cid);
+	}
+	closedir(d);
+}
+
+static int valid_id(const char *id)
+{
+	size_t n = strlen(id);
+	if (n == 0 || n >= SL_CONTAINER_ID_LEN)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)id[i]) && !strchr("-_.+:", id[i]))
+			return 0;
+	return 1;
+}
+
+int sl_target_resolve(const struct sl_target_opts *o, int kind, const char *id,
+		      struct sl_target_set *out, char *err, size_t errlen)
+{
+	const struct sl_cg_mounts *m = o->mounts;
+	struct walk w = {.o = o, .kind = kind, .want = id, .s = out};
+
+	memset(out, 0, sizeof(*out));
+	if ((kind != 0 && kind != 1) || !id || !valid_id(id)) {
+		snprintf(err, errlen, "target: '%s' is not a container id or pod uid", id ? id : "");
+		return -EINVAL;
+	}
+	if (!m || (!m->v2[0] && !m->v1[0])) {
+		snprintf(err, errlen, "target: no cgroup hierarchy is mounted");
+		return -EIO;
+	}
+	out->kind = kind;
+	w.wantlen = strlen(id);
+	if (kind == 0 && o->runc_root && o->runc_root[0])
+		w.runc = sl_runc_index_new(o->runc_root);
+	if (m->v2[0])
+		walk_dir(&w, 0, m->v2, "", 0, 0, "");
+	if (m->v1[0])
+		walk_dir(&w, 1, m->v1, "", 0, 0, "");
+	sl_runc_index_free(w.runc);
+	if (w.ambiguous) {
+		snprintf(err, errlen, "target: container prefix '%s' matches %.64s and %.64s", id,
+			 out->container_id, w.other);
+		return -EINVAL;
+	}
+	if (out->n == 0) {
+		snprintf(err, errlen, "target: no %s '%s' on this node", kind ? "pod" : "container", id);
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < out->n; i++) {
+		int seen = 0;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(out->cg[i].container_id, out->cg[j].container_id);
+		if (!seen && out->cg[i].container_id[0])
+			out->ncontainers++;
+	}
+	return 0;
+}
+
+size_t sl_target_refresh(const struct sl_target_opts *o, struct sl_target_set *s)
+{
+	struct walk w = {.o = o, .kind = s->kind, .refresh = 1, .s = s};
+	for (size_t i = 0; i < s->nroots; i++) {
+		const char *cid = "";
+		struct stat st;
+		if (stat(s->roots[i], &st) != 0)
+			continue;
+		for (size_t j = 0; j < s->n; j++)
+			if (s->cg[j].id == (uint64_t)st.st_ino && s->cg[j].hier == s->roots_hier[i])
+				cid = s->cg[j].container_id;
+		char cidbuf[SL_CONTAINER_ID_LEN];
+		snprintf(cidbuf, sizeof(cidbuf), "%s", cid);
+		walk_dir(&w, s->roots_hier[i], s->roots[i], "", 0, 1, cidbuf);
+	}
+	return w.added;
+}
+
+static size_t read_procs(const char *dir, uint32_t *pids, size_t n, size_t max)
+{
+	char p[1100], line[32];
+	if ((size_t)snprintf(p, sizeof(p), "%s/cgroup.procs", dir) >= sizeof(p))
+		return n;
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return n;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		uint32_t pid = (uint32_t)strtoul(line, NULL, 10);
+		int dup = 0;
+		if (!pid)
+			continue;
+		for (size_t i = 0; i < n && !dup; i++)
+			dup = pids[i] == pid;
+		if (!dup)
+			pids[n++] = pid;
+	}
+	fclose(f);
+	return n;
+}
+
+static size_t procs_tree(const char *dir, uint32_t *pids, size_t n, size_t max, int depth)
+{
+	n = read_procs(dir, pids, n, max);
+	if (depth > MAX_DEPTH)
+		return n;
+	DIR *d = opendir(dir);
+	if (!d)
+		return n;
+	struct dirent *de;
+	while (n < max && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+			continue;
+		char sub[1100];
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) < sizeof(sub))
+			n = procs_tree(sub, pids, n, max, depth + 1);
+	}
+	closedir(d);
+	return n;
+}
+
+size_t sl_target_pids(const struct sl_target_opts *o, const struct sl_target_set *s, uint32_t *pids,
+		      size_t max)
+{
+	(void)o;
+	size_t n = 0;
+	for (size_t i = 0; i < s->nroots && n < max; i++)
+		n = procs_tree(s->roots[i], pids, n, max, 0);
+	return n;
+}
+
+const char *sl_target_container_of(const struct sl_target_set *s, uint64_t cg2, uint64_t cg1)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if ((s->cg[i].hier == 0 && cg2 && s->cg[i].id == cg2) ||
+		    (s->cg[i].hier == 1 && cg1 && s->cg[i].id == cg1))
+			return s->cg[i].container_id;
+	return "";
+}
+
+int sl_target_pid_container(const struct sl_target_opts *o, const char *proc_root, uint32_t pid,
+			    char *id, size_t idlen)
+{
+	char p[256], text[4096];
+	struct sl_attr a;
+
+	id[0] = 0;
+	snprintf(p, sizeof(p), "%s/%u/cgroup", proc_root ? proc_root : "/proc", pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ESRCH;
+	ssize_t n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0)
+		return -ESRCH;
+	text[n] = 0;
+	if (sl_cgproc_parse(text, &a) == 0 && a.is_container == SL_YES && a.container_id[0]) {
+		snprintf(id, idlen, "%s", a.container_id);
+		return 0;
+	}
+	/* plain runc: the v2 ("0::") path, or the v1 controller's line */
+	if (!o || !o->runc_root || !o->runc_root[0] || !o->mounts)
+		return 0;
+	struct sl_runc_index *ix = sl_runc_index_new(o->runc_root);
+	if (!ix)
+		return 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		const char *mnt = NULL;
+		if (!c2)
+			continue;
+		if (!strncmp(line, "0::", 3))
+			mnt = o->mounts->v2;
+		else if (o->mounts->v1_controller[0]) {
+			*c2 = 0;
+			/* controllers list c1+1 .. c2 */
+			for (char *t = c1 + 1; t && *t;) {
+				size_t l = strcspn(t, ",");
+				if (l == strlen(o->mounts->v1_controller) &&
+				    !strncmp(t, o->mounts->v1_controller, l))
+					mnt = o->mounts->v1;
+				t = t[l] ? t + l + 1 : NULL;
+			}
+			*c2 = ':';
+		}
+		if (!mnt || !mnt[0])
+			continue;
+		char dir[1024];
+		snprintf(dir, sizeof(dir), "%s%s", mnt, c2 + 1);
+		size_t dl = strlen(dir);
+		if (dl > 1 && dir[dl - 1] == '/')
+			dir[dl - 1] = 0;
+		if (sl_runc_index_lookup(ix, dir, id, idlen) == 1)
+			break;
+	}
+	sl_runc_index_free(ix);
+	return 0;
+}

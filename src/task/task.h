@@ -1,0 +1,187 @@
+/* On-demand tasks (TASK-1..4): a whitelist of bounded BPF jobs run against
+ * one target (container, pod, process or thread), each with its own BPF
+ * object, links and maps, created when the task starts and destroyed when
+ * it ends. Reference: docs/TASKS.md.
+ *
+ * Types (enum sl_task_type):
+ *   profile_on_cpu        perf_event sampler, bpf/profile.bpf.c (PROF-1)
+ *   profile_off_cpu       sched_switch/sched_wakeup, bpf/profile.bpf.c
+ *                         (PROF-2, SCHED-4: blocked vs runqueue)
+ *   trace_syscall_errors  raw_syscalls:sys_exit, bpf/syscall_errors.bpf.c
+ *
+ * Life of a task (threads):
+ *   API thread  sl_tasks_create(): validates, checks the concurrency limit
+ *               (at most max_concurrent tasks pending or running; one more
+ *               is refused at once, -EBUSY -> 429 RESOURCE_EXHAUSTED), makes
+ *               the record (status pending) and starts the task's runner.
+ *   runner      resolves the target to cgroup ids / pids, opens, loads and
+ *               attaches the BPF object (a failure fails this task only:
+ *               status failed, reason), status running; every second
+ *               refreshes the target (new cgroups, new pids -> symbolizer
+ *               snapshots), publishes progress; at the end of duration
+ *               reads the maps, tears the BPF object down, symbolizes,
+ *               renders the results into the task store, status done.
+ *               A cancel (DELETE, client loss of a follow task, shutdown)
+ *               wakes it at once: teardown, status cancelled.
+ *   reaper      one thread: every 250 ms enforces the deadline (TTL):
+ *               a task still holding BPF objects after created + duration +
+ *               deadline_grace has them destroyed by the reaper itself
+ *               (status failed, reason "deadline exceeded"); joins
+ *               finished runners; applies result retention.
+ *
+ * Teardown (sl_task_bpf_destroy via the task's bpf mutex) is idempotent and
+ * is the only place a task's links and maps are destroyed; after it, the
+ * agent holds no fd of the task's BPF object (checked by the chaos test).
+ */
+#ifndef SANDLENS_TASK_TASK_H
+#define SANDLENS_TASK_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "cgroup/attr.h"
+
+enum sl_task_type {
+	SL_TASK_PROFILE_ON_CPU = 0,
+	SL_TASK_PROFILE_OFF_CPU = 1,
+	SL_TASK_SYSCALL_ERRORS = 2,
+	SL_TASK_NTYPES
+};
+
+enum sl_task_status {
+	SL_TS_PENDING = 0,
+	SL_TS_RUNNING,
+	SL_TS_DONE,
+	SL_TS_FAILED,
+	SL_TS_CANCELLED,
+};
+
+enum sl_target_kind {
+	SL_TGT_CONTAINER = 0, /* container id, or a prefix of >= 4 characters */
+	SL_TGT_POD = 1,       /* pod UID */
+	SL_TGT_PID = 2,       /* a process (thread group) */
+	SL_TGT_TID = 3,       /* one thread */
+};
+
+#define SL_TASK_ID_LEN 24
+
+/* What the client asked for, validated (sl_task_spec_parse). */
+struct sl_task_spec {
+	int type;                 /* enum sl_task_type */
+	int target_kind;          /* enum sl_target_kind */
+	char target[SL_CONTAINER_ID_LEN]; /* container id/prefix or pod uid */
+	uint32_t pid;             /* pid or tid targets */
+	uint64_t duration_ns;     /* 0 = the configured default */
+	uint32_t hz;              /* on-CPU sampling frequency; 0 = default */
+	uint64_t min_off_cpu_ns;  /* off-CPU: shorter intervals are not counted; UINT64_MAX = default */
+	int follow;               /* stream progress to the creating client, cancel on its loss */
+};
+
+/* "profile_on_cpu" | "profile_off_cpu" | "trace_syscall_errors"; NULL for
+ * an unknown value. */
+const char *sl_task_type_name(int type);
+/* Inverse of sl_task_type_name; -1 unknown. */
+int sl_task_type_parse(const char *name);
+/* "pending" | "running" | "done" | "failed" | "cancelled". */
+const char *sl_task_status_name(int status);
+
+/* Limits the spec parser applies (from the tasks: configuration). */
+struct sl_task_limits {
+	uint64_t max_duration_ns;
+	uint64_t default_duration_ns;
+	uint32_t default_hz, max_hz;
+	uint64_t default_min_off_cpu_ns;
+};
+
+/* Parse and validate a POST /api/v1/tasks body (docs/TASKS.md):
+ *   {"type": "...", "target": {"container": ID} | {"pod": UID} | {"pid": N}
+ *    | {"tid": N}, "duration_s": 1..max (number, fractions allowed;
+ *    default tasks.default_duration), "hz": 1..max_hz (on-CPU only),
+ *    "min_off_cpu_us": >= 0 (off-CPU only), "follow": bool}
+ * Unknown keys, a target with zero or more than one key, wrong types and
+ * out-of-range values are errors. Defaults are applied (duration, hz,
+ * min_off_cpu). Returns 0, or -EINVAL with "<field>: <reason>" in err. */
+int sl_task_spec_parse(const json_t *body, const struct sl_task_limits *lim,
+		       struct sl_task_spec *out, char *err, size_t errlen);
+
+/* ---- the executor ---- */
+
+struct sl_tasks_config {
+	size_t max_concurrent;      /* tasks.max_concurrent_tasks, default 4 */
+	struct sl_task_limits lim;
+	uint64_t grace_ns;          /* tasks.deadline_grace: deadline = duration + this */
+	uint64_t retention_ns;      /* tasks.result_retention: finished records and results kept */
+	size_t max_records;         /* tasks.max_results: finished records kept (oldest go first) */
+	uint32_t stack_entries;     /* tasks.stack_entries: BPF stack map size */
+	uint32_t count_entries;     /* tasks.count_entries: BPF counts map size */
+	char db_path[512];          /* SQLite file of task records and results */
+	char runc_root[256];        /* plain runc containers (attribution.runc_root) */
+	struct sl_cg_mounts mounts; /* cgroup mounts (copied) */
+	int v1_subsys_id;           /* css_set->subsys index of the v1 controller, -1 none */
+	struct sl_symbolizer *sym;  /* shared symbolizer (owned by the caller); NULL = make one */
+	int no_probe_load;          /* tests: skip the load probe of the BPF objects */
+};
+
+struct sl_tasks;
+
+/* Opens the task store (creates it; records of tasks left pending/running
+ * by a previous agent become failed "agent restarted"), probes the
+ * capabilities and starts the reaper thread. NULL + err on failure. */
+struct sl_tasks *sl_tasks_new(const struct sl_tasks_config *cfg, char *err, size_t errlen);
+
+/* Cancels every task (reason "agent shutting down"), waits for their
+ * teardown, stops the reaper, closes the store. NULL is fine. */
+void sl_tasks_free(struct sl_tasks *ts);
+
+/* GET /api/v1/capabilities body: {"task_types":[{type, supported,
+ * reason?, details}], "limits":{...}}. New reference. */
+json_t *sl_tasks_capabilities(struct sl_tasks *ts);
+
+/* Create and start a task. id gets its id (SL_TASK_ID_LEN). Returns 0,
+ * -EBUSY (max_concurrent tasks are active: RESOURCE_EXHAUSTED),
+ * -ENOTSUP (type not supported on this kernel; reason in err),
+ * -ESHUTDOWN (shutting down), -ENOMEM/-EAGAIN (thread). */
+int sl_tasks_create(struct sl_tasks *ts, const struct sl_task_spec *spec, char *id, char *err,
+		    size_t errlen);
+
+/* The record of task id (docs/TASKS.md "Task record"), new reference;
+ * NULL when unknown or deleted. */
+json_t *sl_tasks_get(struct sl_tasks *ts, const char *id);
+
+/* {"tasks":[records...]} newest first (live and stored). */
+json_t *sl_tasks_list(struct sl_tasks *ts);
+
+/* Cancel a pending or running task (reason given); the runner tears down
+ * at once. No-op on finished tasks. Returns 0 or -ENOENT. */
+int sl_tasks_cancel(struct sl_tasks *ts, const char *id, const char *reason);
+
+/* DELETE: cancel if active, wait (<= 5 s) until its BPF objects are
+ * destroyed, then forget the record and its results. 0 or -ENOENT. */
+int sl_tasks_delete(struct sl_tasks *ts, const char *id);
+
+/* Result of a finished task in format fmt ("pprof", "folded", "svg",
+ * "json"; NULL = json). *body malloc'd (*len bytes), *ctype static.
+ * Returns 0; -ENOENT unknown task; -EAGAIN still pending/running;
+ * -ENODATA failed or cancelled (no result); -EINVAL format not offered
+ * by this task type (profiles: all four; syscall errors: json); -EIO
+ * store read error. */
+int sl_tasks_result(struct sl_tasks *ts, const char *id, const char *fmt, char **body,
+		    size_t *len, const char **ctype);
+
+/* Progress of a task for a follower: when the task's progress sequence
+ * differs from *seq, *rec gets the current record (new reference), *seq
+ * is updated and 1 is returned; 0 when nothing changed; -ENOENT unknown.
+ * *final is set to 1 once the task has ended (the record is final). */
+int sl_tasks_progress(struct sl_tasks *ts, const char *id, uint64_t *seq, json_t **rec,
+		      int *final);
+
+/* Called (from runner and reaper threads, no task lock held) whenever some
+ * task's progress changed, and at least every second while a task runs;
+ * the API uses it to resume suspended follow streams. */
+void sl_tasks_set_notify(struct sl_tasks *ts, void (*fn)(void *), void *ctx);
+
+/* Active (pending or running) tasks now. */
+size_t sl_tasks_active(struct sl_tasks *ts);
+
+#endif
