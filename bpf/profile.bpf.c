@@ -30,6 +30,9 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define EFAULT 14
+/* Frames of the tracing path at the top of a tp_btf/sched_switch kernel
+ * stack (bpf_prog_*, bpf_trace_run4, __traceiter_sched_switch). */
+#define OFFCPU_KSKIP 3
 
 /* Set by user space before load (src/task/task_profile.c). */
 const volatile __u32 filter_kind = SL_TF_ALL; /* enum sl_task_filter */
@@ -240,9 +243,12 @@ int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev, struct task
 			o = bpf_task_storage_get(&prof_offcpu, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 			if (o) {
 				struct sl_prof_key k;
-				/* current is still prev here: its stacks */
+				/* current is still prev here: its stacks. The kernel
+				 * stack skips this program's own frames (the BPF
+				 * program, bpf_trace_run4, __traceiter_sched_switch):
+				 * it starts at __schedule. */
 				k.user_stack_id = bpf_get_stackid(ctx, &prof_stacks, BPF_F_USER_STACK);
-				k.kernel_stack_id = bpf_get_stackid(ctx, &prof_stacks, 0);
+				k.kernel_stack_id = bpf_get_stackid(ctx, &prof_stacks, OFFCPU_KSKIP);
 				check_stacks(&k);
 				o->ts = now;
 				o->ustack = k.user_stack_id;

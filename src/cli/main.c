@@ -19,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "cli/stats.h"
+#include "cli/tasks.h"
 
 #define DEFAULT_API "http://127.0.0.1:9753"
 #define FOLLOW_INTERVAL_MS 500
@@ -43,6 +44,10 @@ static void usage(FILE *out)
 		"  status      agent health: modules, hooks, self-metrics\n"
 		"  stats [ID]  workload statistics: the list, or one pod uid / sandbox / container id\n"
 		"  top         per-container runqueue latency, contention, neighbours (-f refreshes)\n"
+		"  profile     on-/off-CPU profile of a container, pod or process to a file\n"
+		"  tasks       on-demand tasks: list, show ID, stop ID\n"
+		"  syscall-errors  failed system calls of a container by (syscall, errno)\n"
+		"              (sandlens profile --help for their options)\n"
 		"\n"
 		"connection (default " DEFAULT_API "):\n"
 		"  --api URL        API base URL (env SANDLENS_API)\n"
@@ -319,7 +324,11 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct opts o = {0};
-	int ch;
+	int ch, trc;
+
+	/* profile, tasks, syscall-errors parse their own options (src/cli/tasks.c) */
+	if (cli_task_dispatch(argc, argv, &trc))
+		return trc;
 
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {

@@ -1,0 +1,178 @@
+/* `sandlens profile`: create a profile task, follow it, fetch the result in
+ * the format the output file's extension names, write the file. */
+#include "cli/tasks.h"
+#include "agent/config.h"
+#include "profile/profile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *fmt_name(int f)
+{
+	switch (f) {
+	case SL_FMT_PPROF: return "pprof";
+	case SL_FMT_FOLDED: return "folded";
+	case SL_FMT_SVG: return "svg";
+	case SL_FMT_JSON: return "json";
+	default: return NULL;
+	}
+}
+
+static void progress(json_t *rec, void *ctx)
+{
+	(void)ctx;
+	json_t *p = json_object_get(rec, "progress");
+	const char *st = json_string_value(json_object_get(rec, "status"));
+	if (!isatty(2))
+		return;
+	if (p && st && !strcmp(st, "running"))
+		fprintf(stderr, "\rprofiling %s: %.0f/%.0f s, %lld %s ", json_string_value(json_object_get(rec, "id")),
+			json_number_value(json_object_get(p, "elapsed_s")),
+			json_number_value(json_object_get(rec, "duration_s")),
+			(long long)json_integer_value(json_object_get(p, "matched")),
+			strcmp(json_string_value(json_object_get(rec, "type")), "profile_on_cpu") ? "switches"
+												  : "samples");
+}
+
+/* Write len bytes to path atomically (temp file + rename). */
+static int write_file(const char *path, const char *buf, size_t len)
+{
+	char tmp[4200];
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	FILE *f = fopen(tmp, "wb");
+	if (!f)
+		return -errno;
+	size_t w = fwrite(buf, 1, len, f);
+	if (fclose(f) != 0 || w != len) {
+		int e = errno ? errno : EIO;
+		unlink(tmp);
+		return -e;
+	}
+	if (rename(tmp, path)) {
+		int e = errno;
+		unlink(tmp);
+		return -e;
+	}
+	return 0;
+}
+
+int cli_profile_main(struct cli_conn *c, int argc, char **argv, volatile sig_atomic_t *stop)
+{
+	json_t *body = json_object();
+	const char *out = NULL;
+	uint64_t ns = 10000000000ull;
+	long hz = 0, min_us = -1;
+	int off = 0;
+
+#define USAGE(...) do { fprintf(stderr, "sandlens: profile: " __VA_ARGS__); fputc('\n', stderr); \
+		json_decref(body); return CLI_USAGE; } while (0)
+	for (int i = 0; i < argc;) {
+		int t = cli_task_target_opt(argc, argv, &i, body);
+		if (t < 0) {
+			json_decref(body);
+			return CLI_USAGE;
+		}
+		if (t)
+			continue;
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--off-cpu")) {
+			off = 1;
+			i++;
+			continue;
+		}
+		if (!v)
+			USAGE("unknown or incomplete option '%s'", a);
+		if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+			out = v;
+		} else if (!strcmp(a, "--duration")) {
+			if (sl_parse_duration_ns(v, &ns) || ns < 1000000 || !strpbrk(v, "smh"))
+				USAGE("--duration: '%s' is not a duration like 10s or 2m", v);
+		} else if (!strcmp(a, "--hz")) {
+			char *end;
+			hz = strtol(v, &end, 10);
+			if (!*v || *end || hz <= 0)
+				USAGE("--hz: '%s' is not a positive frequency", v);
+		} else if (!strcmp(a, "--min-off-cpu-us")) {
+			char *end;
+			min_us = strtol(v, &end, 10);
+			if (!*v || *end || min_us < 0)
+				USAGE("--min-off-cpu-us: '%s' is not a number of microseconds", v);
+		} else {
+			USAGE("unknown option '%s'", a);
+		}
+		i += 2;
+	}
+	if (!json_object_get(body, "target"))
+		USAGE("give a target: --container ID, --pod UID, --pid N or --tid N");
+	if (!out)
+		USAGE("give the output file: -o FILE (.svg, .pb.gz, .folded or .json)");
+	int fmt = sl_prof_format_from_path(out);
+	if (fmt < 0)
+		USAGE("cannot tell the format of '%s' from its extension (.svg, .pb.gz, .folded, .json)", out);
+	if (hz && off)
+		USAGE("--hz is for on-CPU profiles (without --off-cpu)");
+	if (min_us >= 0 && !off)
+		USAGE("--min-off-cpu-us needs --off-cpu");
+#undef USAGE
+	json_object_set_new(body, "type", json_string(off ? "profile_off_cpu" : "profile_on_cpu"));
+	json_object_set_new(body, "duration_s", json_real((double)ns / 1e9));
+	if (hz)
+		json_object_set_new(body, "hz", json_integer(hz));
+	if (min_us >= 0)
+		json_object_set_new(body, "min_off_cpu_us", json_integer(min_us));
+
+	json_t *final = NULL;
+	int rc = cli_task_follow(c, body, (long)(ns / 1000000000ull) + 300, progress, NULL, stop, &final);
+	json_decref(body);
+	if (isatty(2))
+		fputc('\n', stderr);
+	if (rc)
+		return rc;
+	const char *st = json_string_value(json_object_get(final, "status"));
+	const char *id = json_string_value(json_object_get(final, "id"));
+	if (strcmp(st, "done")) {
+		fprintf(stderr, "sandlens: task %s %s: %s\n", id, st,
+			json_string_value(json_object_get(final, "reason")) ?: "");
+		json_decref(final);
+		return CLI_ERR;
+	}
+	char path[160];
+	snprintf(path, sizeof(path), "/api/v1/tasks/%s/result?format=%s", id, fmt_name(fmt));
+	struct cli_resp r;
+	if (cli_http_request(c, "GET", path, NULL, 120, &r)) {
+		fprintf(stderr, "sandlens: fetching the result: %s\n", r.error);
+		json_decref(final);
+		return CLI_ERR;
+	}
+	if (r.status != 200) {
+		rc = cli_task_http_error(path, &r);
+		cli_resp_free(&r);
+		json_decref(final);
+		return rc;
+	}
+	int w = write_file(out, r.body ? r.body : "", r.len);
+	if (w) {
+		fprintf(stderr, "sandlens: writing %s: %s\n", out, strerror(-w));
+		cli_resp_free(&r);
+		json_decref(final);
+		return CLI_ERR;
+	}
+	json_t *res = json_object_get(final, "result");
+	json_t *top = json_array_get(json_object_get(res, "top_user_leaves"), 0);
+	long long total = (long long)json_integer_value(json_object_get(res, "total_count"));
+	printf("wrote %s (%s, %zu bytes): task %s, %lld %s, %.3f s", out, fmt_name(fmt), r.len, id, total,
+	       off ? "off-CPU intervals" : "samples", (double)json_integer_value(json_object_get(res, "total_ns")) / 1e9);
+	if (top && total > 0) {
+		printf(", hottest: ");
+		cli_put_safe(stdout, json_string_value(json_object_get(top, "function")) ?: "?");
+		printf(" (%.0f%%)", 100.0 * (double)json_integer_value(json_object_get(top, "count")) / (double)total);
+	}
+	putchar('\n');
+	cli_resp_free(&r);
+	json_decref(final);
+	return CLI_OK;
+}
