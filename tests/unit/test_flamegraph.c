@@ -20,7 +20,7 @@
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-static char *render(struct sl_profile *p, int fmt, int value)
+__attribute__((noinline)) static char *render(struct sl_profile *p, int fmt, int value)
 {
 	char *buf = NULL;
 	size_t len = 0;
