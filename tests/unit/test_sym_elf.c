@@ -304,8 +304,9 @@ static void test_vdso(void **state)
 	sl_symbolizer_free(s);
 }
 
-/* Child: exec of `path` (or fd) with --child-sleep, waits until mapped. */
-static pid_t spawn(const char *path, int fd)
+/* Child: exec of `path` (or fd) with --child-sleep; returns once the
+ * child's maps show `expect` (the exec has happened), at most 10 s. */
+static pid_t spawn(const char *path, int fd, const char *expect)
 {
 	pid_t pid = fork();
 	assert_true(pid >= 0);
@@ -318,15 +319,18 @@ static pid_t spawn(const char *path, int fd)
 			execve(path, argv, envp);
 		_exit(127);
 	}
-	for (int i = 0; i < 200; i++) { /* until exec has replaced the image */
-		char p[64], l[PATH_MAX] = { 0 };
-		snprintf(p, sizeof(p), "/proc/%d/exe", pid);
-		ssize_t r = readlink(p, l, sizeof(l) - 1);
-		if (r > 0 && strcmp(l, exe))
-			break;
+	for (int i = 0; i < 1000; i++) {
+		char p[64], *buf;
+		size_t len;
+		snprintf(p, sizeof(p), "/proc/%d/maps", pid);
+		if (!sl_read_small_file(p, 1 << 24, &buf, &len)) {
+			int ok = strstr(buf, expect) != NULL;
+			free(buf);
+			if (ok)
+				break;
+		}
 		usleep(10000);
 	}
-	usleep(50000);
 	return pid;
 }
 
@@ -347,7 +351,7 @@ static void test_deleted_memfd_exited(void **state)
 	snprintf(path, sizeof(path), "%s/del_app", tdir);
 	snprintf(cmd, sizeof(cmd), "cp %s %s", exe, path);
 	assert_int_equal(run(cmd), 0);
-	pid_t c1 = spawn(path, -1);
+	pid_t c1 = spawn(path, -1, path);
 	unlink(path);
 	char dpath[420];
 	snprintf(dpath, sizeof(dpath), "%s (deleted)", path);
@@ -366,14 +370,22 @@ static void test_deleted_memfd_exited(void **state)
 	while ((r = read(in, buf, sizeof(buf))) > 0)
 		assert_int_equal(write(fd, buf, (size_t)r), r);
 	close(in);
-	pid_t c2 = spawn(NULL, fd);
+	pid_t c2 = spawn(NULL, fd, "/memfd:sl-memfd-app");
 	close(fd);
-	assert_int_equal(find_map(c2, "/memfd:sl-memfd-app (deleted)", off, &m), 0);
-	uint64_t ip2 = m.start + off - m.offset;
-	free(m.path);
-	assert_int_equal(sl_symbolizer_cache_pid(s, c2), 0);
+	/* valgrind does not emulate fexecve (execveat): that part needs a native run */
+	const char *pre = getenv("LD_PRELOAD");
+	int memfd_ok = find_map(c2, "/memfd:sl-memfd-app (deleted)", off, &m) == 0;
+	if (!memfd_ok && pre && strstr(pre, "vgpreload"))
+		printf("note: fexecve under valgrind failed; memfd part not checked in this run\n");
+	else
+		assert_true(memfd_ok);
+	uint64_t ip2 = memfd_ok ? m.start + off - m.offset : 0;
+	if (memfd_ok) {
+		free(m.path);
+		assert_int_equal(sl_symbolizer_cache_pid(s, c2), 0);
+	}
 	/* a third child never cached */
-	pid_t c3 = spawn(exe, -1);
+	pid_t c3 = spawn(exe, -1, exe);
 	reap(c1);
 	reap(c2);
 	reap(c3);
@@ -382,17 +394,19 @@ static void test_deleted_memfd_exited(void **state)
 	assert_string_equal(f0(p)->name, "sl_test_target_fn");
 	assert_string_equal(f0(p)->module, path);
 	sl_profile_free(p);
-	p = sym1(s, c2, ip2);
-	assert_string_equal(f0(p)->name, "sl_test_target_fn");
-	assert_string_equal(f0(p)->module, "/memfd:sl-memfd-app");
-	sl_profile_free(p);
+	if (memfd_ok) {
+		p = sym1(s, c2, ip2);
+		assert_string_equal(f0(p)->name, "sl_test_target_fn");
+		assert_string_equal(f0(p)->module, "/memfd:sl-memfd-app");
+		sl_profile_free(p);
+	}
 	p = sym1(s, c3, ip1);
 	assert_string_equal(f0(p)->name, "[unknown]");
 	sl_profile_free(p);
 	struct sl_sym_stats st;
 	sl_symbolizer_stats(s, &st);
-	assert_true(st.pids_cached >= 2);
-	assert_true(st.frames_resolved >= 2);
+	assert_true(st.pids_cached >= 1 + (uint64_t)memfd_ok);
+	assert_true(st.frames_resolved >= 1 + (uint64_t)memfd_ok);
 	sl_symbolizer_free(s);
 }
 
