@@ -535,8 +535,11 @@ int sl_tasks_progress(struct sl_tasks *ts, const char *id, uint64_t *seq, json_t
 	pthread_mutex_lock(&ts->mu);
 	HASH_FIND_STR(ts->tasks, id, t);
 	if (!t) {
+		/* ended and already reaped from memory: its stored record is final */
 		pthread_mutex_unlock(&ts->mu);
-		return -ENOENT;
+		*rec = ts->store ? sl_task_store_get(ts->store, id) : NULL;
+		*final = 1;
+		return *rec ? 1 : -ENOENT;
 	}
 	*final = t->status != SL_TS_PENDING && t->status != SL_TS_RUNNING;
 	if (t->seq != *seq) {

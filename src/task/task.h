@@ -172,7 +172,9 @@ int sl_tasks_result(struct sl_tasks *ts, const char *id, const char *fmt, char *
 /* Progress of a task for a follower: when the task's progress sequence
  * differs from *seq, *rec gets the current record (new reference), *seq
  * is updated and 1 is returned; 0 when nothing changed; -ENOENT unknown.
- * *final is set to 1 once the task has ended (the record is final). */
+ * *final is set to 1 once the task has ended (the record is final). A task
+ * already reaped from memory answers 1 with its stored (final) record:
+ * callers stop at the first final record. */
 int sl_tasks_progress(struct sl_tasks *ts, const char *id, uint64_t *seq, json_t **rec,
 		      int *final);
 
