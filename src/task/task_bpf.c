@@ -417,7 +417,8 @@ json_t *sl_task_bpf_read_syscall_errors(struct sl_task_bpf *b)
 		items[n++] = o;
 		total += v.count;
 	}
-	qsort(items, n, sizeof(*items), cmp_count_desc);
+	if (n)
+		qsort(items, n, sizeof(*items), cmp_count_desc);
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(arr, items[i]);
