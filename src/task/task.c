@@ -84,6 +84,8 @@ json_t *sl_task_record(const struct sl_task *t)
 		 t->created_ns + (int64_t)(t->deadline_mono - t->created_mono));
 	if (t->progress)
 		json_object_set(o, "progress", t->progress);
+	if (t->ended_ns)
+		json_object_set_new(o, "agent_cpu_s", json_real((double)t->cpu_ns / 1e9));
 	if (t->result)
 		json_object_set(o, "result", t->result);
 	return o;

@@ -34,6 +34,7 @@ struct sl_task {
 	json_t *result;      /* summary of the result, owned */
 	json_t *target_info; /* resolved target, owned */
 	char event[16];
+	uint64_t cpu_ns;     /* CPU time of the runner thread, set when it ends */
 	/* runner */
 	pthread_t thread;
 	/* (bpf_mu) */

@@ -75,7 +75,10 @@ static void finish(struct run *r, int status, const char *reason)
 {
 	struct sl_tasks *ts = r->ts;
 	struct sl_task *t = r->t;
+	struct timespec cpu;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu); /* finish() runs on the runner */
 	pthread_mutex_lock(&ts->mu);
+	t->cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
 	t->status = status;
 	if (reason)
 		snprintf(t->reason, sizeof(t->reason), "%s", reason);
