@@ -5,7 +5,8 @@
 # output). Exit 0 = pass, 77 = skip (reason = the test's "SKIP:" line),
 # anything else = fail; a failed test's output and logs are printed.
 # Usage: tests/run-integration.sh BUILD_DIR [t_name ...]
-# Env: SL_IT_TIMEOUT per-test timeout in s (default 600).
+# Env: SL_IT_TIMEOUT per-test timeout in s (default 600); SL_IT_VERBOSE=1
+# prints the notes and checks of passed tests too.
 # Last line (parsed by tests/run-all.sh):
 #   run-integration: P passed, F failed, S skipped
 set -u
@@ -38,6 +39,7 @@ for t in "${tests[@]}"; do
 	0)
 		pass=$((pass + 1))
 		printf 'PASS %-16s %6ss\n' "$name" "$secs"
+		[ "${SL_IT_VERBOSE:-0}" = 1 ] && grep -E '^(#|ok -)' "$SL_TEST_LOGDIR/test.out" | cut -c1-300 | sed 's/^/     /'
 		;;
 	77)
 		skipc=$((skipc + 1))

@@ -14,7 +14,8 @@
  *                     for each; sleep 1.5 s (the agent's token bucket
  *                     refills); exec PROG once more; then print
  *                     {"execs":<successful execve calls>,"pid":<own pid>,
- *                      "failed":<failed execve calls>,"seconds":<storm phase>}
+ *                      "failed":<failed execve calls>,"seconds":<storm phase>,
+ *                      "final_ns":<CLOCK_REALTIME ns just before the final exec>}
  *                     on stdout. Every exec'd child has this process as its
  *                     parent, so the (ppid, comm) key is (pid, comm of PROG).
  *   spin SECONDS      busy loop in sl_spin_busy_loop() (noinline) for SECONDS
@@ -141,6 +142,8 @@ static int do_storm(long n, char **argv)
 	}
 	double storm_s = now_s() - t0;
 	sleep_s(1.5);
+	struct timespec fin;
+	clock_gettime(CLOCK_REALTIME, &fin);
 	int r = run_once(argv);
 	if (r < 0) {
 		perror("sl-testprog storm: vfork/waitpid");
@@ -150,8 +153,8 @@ static int do_storm(long n, char **argv)
 		ok++;
 	else
 		failed++;
-	printf("{\"execs\":%ld,\"pid\":%ld,\"failed\":%ld,\"seconds\":%.3f}\n", ok, (long)getpid(),
-	       failed, storm_s);
+	printf("{\"execs\":%ld,\"pid\":%ld,\"failed\":%ld,\"seconds\":%.3f,\"final_ns\":%lld}\n", ok,
+	       (long)getpid(), failed, storm_s, (long long)fin.tv_sec * 1000000000LL + fin.tv_nsec);
 	fflush(stdout);
 	return failed ? 1 : 0;
 }

@@ -253,8 +253,9 @@ sl_all_events() {
 	sl_check_failed
 	local query=$1 after=0 page next
 	while :; do
-		page=$(curl -sf -m 120 "$SL_API/api/v1/events?$query&order=asc&limit=1000&after_id=$after") ||
-			fail "GET /api/v1/events?$query&after_id=$after failed"
+		if ! page=$(curl -sS -f -m 120 "$SL_API/api/v1/events?$query&order=asc&limit=1000&after_id=$after" 2>"$SL_TMP/curl.err"); then
+			fail "GET /api/v1/events?$query&after_id=$after failed: $(cat "$SL_TMP/curl.err") $(curl -s -m 30 "$SL_API/api/v1/events?$query&order=asc&limit=1000&after_id=$after" | head -c 300)"
+		fi
 		printf '%s\n' "$page" | jq -c '.events[]'
 		next=$(printf '%s\n' "$page" | jq -r '.next_after_id // 0')
 		[ "$(printf '%s\n' "$page" | jq '.events | length')" -eq 0 ] && break
