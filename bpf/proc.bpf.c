@@ -136,9 +136,9 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	fill_hdr(&e->hdr, SL_EV_EXEC);
 	e->hdr.ts_ns = now;
 	sl_fill_task_id(&e->task, p);
-	e->ppid = key.ppid;
 	e->truncated_count = carried;
 	e->args_truncated = 0;
+	e->pad = 0;
 	r = bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
 	e->filename_len = r > 0 ? r : 0;
 
@@ -177,7 +177,7 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 	fill_hdr(&e->hdr, SL_EV_EXIT);
 	e->hdr.ts_ns = now;
 	sl_fill_task_id(&e->task, p);
-	e->ppid = BPF_CORE_READ(p, real_parent, tgid);
+	e->pad = 0;
 	code = BPF_CORE_READ(p, exit_code);
 	e->exit_code = (code >> 8) & 0xff;
 	e->signal = code & 0x7f;

@@ -38,6 +38,8 @@ static __always_inline void sl_fill_task_id(struct sl_task_id *id, struct task_s
 {
 	id->pid = BPF_CORE_READ(t, tgid);
 	id->tid = BPF_CORE_READ(t, pid);
+	id->ppid = BPF_CORE_READ(t, real_parent, tgid);
+	id->pad0 = 0;
 	id->cgroup_id = sl_task_cgroup_id(t);
 	id->cgroup_v1_id = sl_task_cgroup_v1_id(t);
 	bpf_probe_read_kernel_str(id->comm, sizeof(id->comm), &t->comm);

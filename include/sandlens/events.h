@@ -50,6 +50,8 @@ enum sl_cg_hier {
 struct sl_task_id {
 	__u32 pid;  /* tgid */
 	__u32 tid;
+	__u32 ppid; /* real_parent->tgid */
+	__u32 pad0;
 	__u64 cgroup_id;
 	__u64 cgroup_v1_id;
 	char comm[SL_COMM_LEN];
@@ -64,8 +66,8 @@ struct sl_hdr {
 struct sl_exec_event {
 	struct sl_hdr hdr;
 	struct sl_task_id task;
-	__u32 ppid;
 	__u32 args_truncated; /* 1 when argv was cut at SL_ARGV_BYTES */
+	__u32 pad;
 	/* exec events from the same (ppid, comm) key that were not delivered
 	 * since the previous delivered one: rate limited (token bucket) or lost
 	 * to a full ring buffer. */
@@ -79,10 +81,10 @@ struct sl_exec_event {
 struct sl_exit_event {
 	struct sl_hdr hdr;
 	struct sl_task_id task;
-	__u32 ppid;
 	__s32 exit_code;   /* (task->exit_code >> 8) & 0xff; valid when signal==0 */
 	__u32 signal;      /* terminating signal (task->exit_code & 0x7f), 0 if none */
 	__u32 core_dumped; /* task->exit_code & 0x80 */
+	__u32 pad;
 	__u64 lifetime_ns; /* exit time - group_leader->start_time */
 };
 

@@ -164,6 +164,7 @@ void sl_pipeline_emit(struct sl_agent *a, enum sl_evkind kind, uint64_t ts_mono_
 	json_object_set_new(fields, "time", json_string(tbuf));
 	json_object_set_new(fields, "type", json_string(sl_evkind_names[kind]));
 	json_object_set_new(fields, "pid", json_integer(subject->pid));
+	json_object_set_new(fields, "ppid", json_integer(subject->ppid));
 	if (!json_object_get(fields, "comm"))
 		json_object_set_new(fields, "comm", sl_json_str_lossy(comm, strlen(comm)));
 	put_identity(fields, cg, &at);

@@ -78,7 +78,7 @@ uint64_t sl_pipeline_resolve(struct sl_agent *a, const struct sl_task_id *t, str
 json_t *sl_pipeline_task_json(struct sl_agent *a, const struct sl_task_id *t);
 
 /* Complete and store one event: adds time (RFC 3339, ns, UTC), type, pid,
- * comm, cgroup_id, container_id, pod_uid, runtime, qos of `subject` to
+ * ppid, comm, cgroup_id, container_id, pod_uid, runtime, qos of `subject` to
  * `fields` (stolen reference) and submits it. weight = kernel events the
  * record stands for (for drop accounting). */
 void sl_pipeline_emit(struct sl_agent *a, enum sl_evkind kind, uint64_t ts_mono_ns,

@@ -51,7 +51,6 @@ json_t *sl_proc_exec_fields(const struct sl_exec_event *e, size_t size)
 	size_t flen = strnlen(e->filename, SL_FILENAME_BYTES);
 	json_t *o = json_object();
 
-	json_object_set_new(o, "ppid", json_integer(e->ppid));
 	json_object_set_new(o, "filename", sl_json_str_lossy(e->filename, flen));
 	json_object_set_new(o, "argv", sl_proc_argv_json(e->argv, alen));
 	json_object_set_new(o, "args_truncated", json_boolean(e->args_truncated));
@@ -64,7 +63,6 @@ json_t *sl_proc_exit_fields(const struct sl_exit_event *e, size_t size)
 	if (size < sizeof(*e))
 		return NULL;
 	json_t *o = json_object();
-	json_object_set_new(o, "ppid", json_integer(e->ppid));
 	json_object_set_new(o, "exit_code", json_integer(e->exit_code));
 	json_object_set_new(o, "signal", json_integer(e->signal));
 	json_object_set_new(o, "core_dumped", json_boolean(e->core_dumped));
