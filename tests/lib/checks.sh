@@ -80,7 +80,7 @@ find_event() {
 		n=$((n + 1))
 	done
 	# diagnose: the same event in any container?
-	out=$(curl -sf -m 5 "$SL_API/api/v1/events?type=$type&limit=1000&order=desc" |
+	out=$(curl -sf -m 30 "$SL_API/api/v1/events?type=$type&since=${T_START}000000000&limit=10000&order=desc" |
 		jq -c "[.events[] | select($sel)] | .[0] // empty" 2>/dev/null)
 	if [ -n "$out" ]; then
 		echo "found without the container filter: $out" >&2

@@ -74,6 +74,9 @@ _sl_exit_trap() {
 		eval "${sl_cleanup_hooks[$i]}" >/dev/null 2>&1 || true
 	done
 	if [ -n "${SL_AGENT_PID:-}" ] && kill -0 "$SL_AGENT_PID" 2>/dev/null; then
+		if [ "$rc" != 0 ] && [ -n "${SL_API:-}" ]; then
+			curl -sf -m 5 "$SL_API/metrics" | grep -v '^#' >"$SL_LOGDIR/metrics-at-failure.txt" 2>/dev/null
+		fi
 		kill -TERM "$SL_AGENT_PID" 2>/dev/null
 		local n=0
 		while kill -0 "$SL_AGENT_PID" 2>/dev/null && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
