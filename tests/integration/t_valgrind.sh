@@ -24,9 +24,11 @@ done
 note "sandlensd under valgrind up after $((n / 10)) s"
 
 /bin/true
-sh -c 'exit 3'
-sh -c 'kill -SEGV $$' 2>/dev/null
-sl_wait_events "type=exit" '.[] | select(.exit_code == 3 and .comm == "sh") | .pid' 60 >/dev/null ||
+sh -c 'exit 3' &
+exit3_pid=$!
+wait $exit3_pid
+(sh -c 'kill -SEGV $$') 2>/dev/null
+sl_wait_events "type=exit&limit=10000" ".[] | select(.pid == $exit3_pid and .exit_code == 3) | .pid" 120 >/dev/null ||
 	fail "exit event did not arrive under valgrind"
 for p in /healthz /metrics /api/v1/containers "/api/v1/events?limit=5" "/api/v1/events?type=signal"; do
 	curl -sf -m 30 "$SL_API$p" >/dev/null || fail "GET $p failed"
