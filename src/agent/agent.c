@@ -26,53 +26,6 @@ uint64_t sl_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void sl_module_hook(struct sl_module *m, const char *name, int state, const char *reason)
-{
-	if (m->nhooks >= SL_MAX_HOOKS)
-		return;
-	struct sl_hook_status *h = &m->hooks[m->nhooks++];
-	snprintf(h->name, sizeof(h->name), "%s", name);
-	h->state = state;
-	snprintf(h->reason, sizeof(h->reason), "%s", reason ? reason : "");
-	if (state == SL_HOOK_ATTACHED)
-		sl_debug(m->ops->name, "hook %s attached", name);
-	else
-		sl_log(state == SL_HOOK_FAILED ? SL_LOG_ERROR : SL_LOG_WARN, m->ops->name, "hook %s %s: %s",
-		       name, sl_hook_state_name(state), h->reason);
-}
-
-void sl_module_prog(struct sl_module *m, const char *name, int prog_fd)
-{
-	if (m->nprogs >= SL_MAX_PROGS || prog_fd < 0)
-		return;
-	snprintf(m->prog_names[m->nprogs], sizeof(m->prog_names[0]), "%s", name);
-	m->prog_fds[m->nprogs++] = prog_fd;
-}
-
-void sl_module_attach(struct sl_module *m, struct bpf_program *prog, struct bpf_link **link,
-		      const char *hook)
-{
-	*link = NULL;
-	if (!bpf_program__autoload(prog))
-		return;
-	*link = bpf_program__attach(prog);
-	if (!*link) {
-		char why[128];
-		snprintf(why, sizeof(why), "attach failed: %s", strerror(errno));
-		sl_module_hook(m, hook, SL_HOOK_FAILED, why);
-		*link = NULL;
-		return;
-	}
-	sl_module_hook(m, hook, SL_HOOK_ATTACHED, NULL);
-	sl_module_prog(m, bpf_program__name(prog), bpf_program__fd(prog));
-}
-
-const char *sl_hook_state_name(int state)
-{
-	static const char *const n[] = {"attached", "degraded", "disabled", "failed"};
-	return state >= 0 && state <= SL_HOOK_FAILED ? n[state] : "unknown";
-}
-
 int sl_agent_add_ringbuf(struct sl_agent *a, const char *name, int map_fd, sl_rb_cb cb, void *ctx)
 {
 	int n = (int)(sizeof(a->rb_map_fds) / sizeof(a->rb_map_fds[0]));

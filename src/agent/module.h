@@ -81,6 +81,10 @@ struct bpf_link;
  * the link or NULL; the skeleton's destroy detaches it. */
 void sl_module_attach(struct sl_module *m, struct bpf_program *prog, struct bpf_link **link,
 		      const char *hook);
+/* Sum over CPUs of element idx of a BPF_MAP_TYPE_PERCPU_ARRAY of __u64
+ * counters (ncpus = libbpf_num_possible_cpus()). 0 when it cannot be read.
+ * Safe from any thread. */
+uint64_t sl_percpu_sum(int map_fd, uint32_t idx, int ncpus);
 /* Register a BPF program for run-time/run-count metrics (init only). */
 void sl_module_prog(struct sl_module *m, const char *name, int prog_fd);
 

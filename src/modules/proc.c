@@ -260,13 +260,7 @@ static void proc_tick(struct sl_module *m, uint64_t now_ns)
 
 static uint64_t stat_sum(struct proc_priv *pp, uint32_t idx)
 {
-	uint64_t vals[pp->ncpus > 0 ? pp->ncpus : 1], sum = 0;
-	memset(vals, 0, sizeof(vals)); /* defined for valgrind, which does not model per-CPU lookups */
-	if (pp->ncpus <= 0 || bpf_map_lookup_elem(bpf_map__fd(pp->skel->maps.proc_stats), &idx, vals))
-		return 0;
-	for (int i = 0; i < pp->ncpus; i++)
-		sum += vals[i];
-	return sum;
+	return sl_percpu_sum(bpf_map__fd(pp->skel->maps.proc_stats), idx, pp->ncpus);
 }
 
 static void proc_write_drops(struct sl_module *m, FILE *out)

@@ -46,12 +46,7 @@ void sched_snap_publish(struct sched_priv *sp, struct sched_snap *s)
 
 static uint64_t stat_sum(struct sched_priv *sp, uint32_t idx)
 {
-	uint64_t vals[sp->ncpus > 0 ? sp->ncpus : 1], sum = 0;
-	if (sp->ncpus <= 0 || bpf_map_lookup_elem(bpf_map__fd(sp->skel->maps.sched_stats), &idx, vals))
-		return 0;
-	for (int i = 0; i < sp->ncpus; i++)
-		sum += vals[i];
-	return sum;
+	return sl_percpu_sum(bpf_map__fd(sp->skel->maps.sched_stats), idx, sp->ncpus);
 }
 
 static void labels(FILE *out, const struct sched_snap_series *s)

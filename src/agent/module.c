@@ -1,0 +1,72 @@
+/* Module helpers of the module contract (src/agent/module.h): hook and
+ * program bookkeeping, attach, per-CPU counter sums. Kept apart from
+ * agent.c so code that only needs these links without the agent. */
+#include "agent/module.h"
+#include "common/log.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+void sl_module_hook(struct sl_module *m, const char *name, int state, const char *reason)
+{
+	if (m->nhooks >= SL_MAX_HOOKS)
+		return;
+	struct sl_hook_status *h = &m->hooks[m->nhooks++];
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	h->state = state;
+	snprintf(h->reason, sizeof(h->reason), "%s", reason ? reason : "");
+	if (state == SL_HOOK_ATTACHED)
+		sl_debug(m->ops->name, "hook %s attached", name);
+	else
+		sl_log(state == SL_HOOK_FAILED ? SL_LOG_ERROR : SL_LOG_WARN, m->ops->name, "hook %s %s: %s",
+		       name, sl_hook_state_name(state), h->reason);
+}
+
+void sl_module_prog(struct sl_module *m, const char *name, int prog_fd)
+{
+	if (m->nprogs >= SL_MAX_PROGS || prog_fd < 0)
+		return;
+	snprintf(m->prog_names[m->nprogs], sizeof(m->prog_names[0]), "%s", name);
+	m->prog_fds[m->nprogs++] = prog_fd;
+}
+
+void sl_module_attach(struct sl_module *m, struct bpf_program *prog, struct bpf_link **link,
+		      const char *hook)
+{
+	*link = NULL;
+	if (!bpf_program__autoload(prog))
+		return;
+	*link = bpf_program__attach(prog);
+	if (!*link) {
+		char why[128];
+		snprintf(why, sizeof(why), "attach failed: %s", strerror(errno));
+		sl_module_hook(m, hook, SL_HOOK_FAILED, why);
+		*link = NULL;
+		return;
+	}
+	sl_module_hook(m, hook, SL_HOOK_ATTACHED, NULL);
+	sl_module_prog(m, bpf_program__name(prog), bpf_program__fd(prog));
+}
+
+uint64_t sl_percpu_sum(int map_fd, uint32_t idx, int ncpus)
+{
+	uint64_t vals[ncpus > 0 ? ncpus : 1], sum = 0;
+
+	/* defined for valgrind, which does not model per-CPU lookups */
+	memset(vals, 0, sizeof(vals));
+	if (ncpus <= 0 || bpf_map_lookup_elem(map_fd, &idx, vals))
+		return 0;
+	for (int i = 0; i < ncpus; i++)
+		sum += vals[i];
+	return sum;
+}
+
+const char *sl_hook_state_name(int state)
+{
+	static const char *const n[] = {"attached", "degraded", "disabled", "failed"};
+	return state >= 0 && state <= SL_HOOK_FAILED ? n[state] : "unknown";
+}
+
