@@ -72,6 +72,15 @@ struct {
 	__type(value, struct oom_ctx);
 } oom_ctx_store SEC(".maps");
 
+/* Set on a task whose exec event was not delivered (rate limit, table
+ * full): its clean exit is counted instead of sent. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} exec_suppressed SEC(".maps");
+
 static __always_inline void stat_inc(__u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&proc_stats, &idx);
@@ -100,6 +109,13 @@ static __always_inline struct sl_exec_bucket *exec_bucket_get(struct sl_exec_key
 	return b;
 }
 
+static __always_inline void mark_exec_suppressed(struct task_struct *p)
+{
+	__u32 *f = bpf_task_storage_get(&exec_suppressed, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (f)
+		*f = 1;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -118,10 +134,12 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 		b = exec_bucket_get(&key, now);
 		if (!b) {
 			stat_inc(SL_ST_EXEC_KEY_TABLE_FULL, 1);
+			mark_exec_suppressed(p);
 			return 0;
 		}
 		if (!sl_bucket_take(b, now, exec_rate, exec_burst, &carried)) {
 			stat_inc(SL_ST_EXEC_RATE_LIMITED, 1);
+			mark_exec_suppressed(p);
 			return 0;
 		}
 	}
@@ -131,7 +149,13 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 		stat_inc(SL_ST_EXEC_RB_FAIL, 1);
 		if (b) /* carry this one and what it carried to the next delivery */
 			sl_bucket_undeliver(b, carried);
+		mark_exec_suppressed(p);
 		return 0;
+	}
+	{ /* a task that execs again and is delivered sends its exit again */
+		__u32 *f = bpf_task_storage_get(&exec_suppressed, p, 0, 0);
+		if (f)
+			*f = 0;
 	}
 	fill_hdr(&e->hdr, SL_EV_EXEC);
 	e->hdr.ts_ns = now;
@@ -169,6 +193,14 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 		return 0;
 	if (BPF_CORE_READ(p, flags) & 0x00200000 /* PF_KTHREAD */)
 		return 0;
+	code = BPF_CORE_READ(p, exit_code);
+	if (code == 0) {
+		__u32 *f = bpf_task_storage_get(&exec_suppressed, p, 0, 0);
+		if (f && *f) {
+			stat_inc(SL_ST_EXIT_SUPPRESSED, 1);
+			return 0;
+		}
+	}
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(SL_ST_EXIT_RB_FAIL, 1);
@@ -178,7 +210,6 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 	e->hdr.ts_ns = now;
 	sl_fill_task_id(&e->task, p);
 	e->pad = 0;
-	code = BPF_CORE_READ(p, exit_code);
 	e->exit_code = (code >> 8) & 0xff;
 	e->signal = code & 0x7f;
 	e->core_dumped = (code & 0x80) ? 1 : 0;

@@ -139,6 +139,10 @@ enum sl_proc_stat {
 	SL_ST_OOM_RB_FAIL,
 	SL_ST_CGROUP_RB_FAIL,
 	SL_ST_EXEC_KEY_TABLE_FULL,  /* no room for a new (ppid, comm) bucket */
+	/* clean exits (code 0, no signal) of processes whose exec event was not
+	 * delivered: not sent, counted here (a storm's exits cost as much as
+	 * its execs; abnormal exits are always sent) */
+	SL_ST_EXIT_SUPPRESSED,
 	SL_ST_MAX,
 };
 

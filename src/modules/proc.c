@@ -295,13 +295,18 @@ static void proc_write_metrics(struct sl_module *m, FILE *out)
 		"# HELP sandlens_exec_ratelimit_pending Suppressed execs not yet carried by a delivered event (last sweep).\n"
 		"# TYPE sandlens_exec_ratelimit_pending gauge\n"
 		"sandlens_exec_ratelimit_pending %llu\n"
+		"# HELP sandlens_exit_suppressed_total Clean exits (code 0, no signal) not sent because the process' exec event was not delivered.\n"
+		"# TYPE sandlens_exit_suppressed_total counter\n"
+		"sandlens_exit_suppressed_total %llu\n"
 		"# HELP sandlens_exec_ratelimit_buckets (ppid, comm) token buckets in the kernel table (last sweep).\n"
 		"# TYPE sandlens_exec_ratelimit_buckets gauge\n"
 		"sandlens_exec_ratelimit_buckets %llu\n",
 		(unsigned long long)stat_sum(pp, SL_ST_EXEC_SEEN),
 		(unsigned long long)stat_sum(pp, SL_ST_EXEC_RATE_LIMITED),
 		(unsigned long long)atomic_load(&pp->truncated_total),
-		(unsigned long long)atomic_load(&pp->pending), (unsigned long long)atomic_load(&pp->buckets));
+		(unsigned long long)atomic_load(&pp->pending),
+		(unsigned long long)stat_sum(pp, SL_ST_EXIT_SUPPRESSED),
+		(unsigned long long)atomic_load(&pp->buckets));
 	fprintf(out, "# HELP sandlens_ringbuf_reserve_failures_total BPF ring buffer reservations that failed (buffer full), by event type.\n"
 		     "# TYPE sandlens_ringbuf_reserve_failures_total counter\n");
 	static const struct { const char *type; uint32_t idx; } rb[] = {
