@@ -26,6 +26,7 @@
 #include <bpf/bpf_core_read.h>
 #include "task_id.bpf.h"
 #include "sandlens/task_abi.h"
+#include "task_filter.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -35,7 +36,6 @@ char LICENSE[] SEC("license") = "GPL";
 #define OFFCPU_KSKIP 3
 
 /* Set by user space before load (src/task/task_profile.c). */
-const volatile __u32 filter_kind = SL_TF_ALL; /* enum sl_task_filter */
 const volatile __u64 off_min_ns = 0;          /* shorter off-CPU intervals are not counted */
 
 struct {
@@ -51,27 +51,6 @@ struct {
 	__type(key, struct sl_prof_key);
 	__type(value, struct sl_prof_val);
 } prof_counts SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u8);
-} filter_pids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u64);
-	__type(value, __u8);
-} filter_cg2 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u64);
-	__type(value, __u8);
-} filter_cg1 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -100,23 +79,6 @@ static __always_inline void stat_inc(__u32 idx)
 	__u64 *v = bpf_map_lookup_elem(&prof_stats, &idx);
 	if (v)
 		*v += 1;
-}
-
-/* Filter by (tgid, tid, v2 id, v1 id). */
-static __always_inline int match(__u32 tgid, __u32 tid, __u64 cg2, __u64 cg1)
-{
-	switch (filter_kind) {
-	case SL_TF_TGID:
-		return bpf_map_lookup_elem(&filter_pids, &tgid) != 0;
-	case SL_TF_TID:
-		return bpf_map_lookup_elem(&filter_pids, &tid) != 0;
-	case SL_TF_CGROUP:
-		if (bpf_map_lookup_elem(&filter_cg2, &cg2))
-			return 1;
-		return cg1 && bpf_map_lookup_elem(&filter_cg1, &cg1) != 0;
-	default:
-		return 1;
-	}
 }
 
 /* Add (count, ns) to key; the value is created with t's identity. */
@@ -166,7 +128,7 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 		return 0;
 	cg2 = bpf_get_current_cgroup_id();
 	cg1 = filter_kind == SL_TF_CGROUP || filter_kind == SL_TF_ALL ? sl_task_cgroup_v1_id(t) : 0;
-	if (!match(tgid, tid, cg2, cg1))
+	if (!sl_task_match(tgid, tid, cg2, cg1))
 		return 0;
 	stat_inc(SL_PST_MATCHED);
 	k.tgid = tgid;
@@ -232,9 +194,9 @@ int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev, struct task
 		int want = filter_kind == SL_TF_TGID || filter_kind == SL_TF_TID;
 		if (filter_kind == SL_TF_CGROUP) {
 			task_cgroups(prev, &cg2, &cg1);
-			want = match(prev->tgid, prev->pid, cg2, cg1);
+			want = sl_task_match(prev->tgid, prev->pid, cg2, cg1);
 		} else if (want) {
-			want = match(prev->tgid, prev->pid, 0, 0);
+			want = sl_task_match(prev->tgid, prev->pid, 0, 0);
 		} else {
 			want = 1;
 		}

@@ -15,12 +15,12 @@
 #include <bpf/bpf_core_read.h>
 #include "task_id.bpf.h"
 #include "sandlens/task_abi.h"
+#include "task_filter.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 #define MAX_ERRNO 4095
 
-const volatile __u32 filter_kind = SL_TF_ALL; /* enum sl_task_filter */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -28,27 +28,6 @@ struct {
 	__type(key, struct sl_sce_key);
 	__type(value, struct sl_sce_val);
 } sce_counts SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u8);
-} filter_pids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u64);
-	__type(value, __u8);
-} filter_cg2 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u64);
-	__type(value, __u8);
-} filter_cg1 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -64,26 +43,15 @@ static __always_inline void stat_inc(__u32 idx)
 		*v += 1;
 }
 
+/* Is current a target? */
 static __always_inline int match(void)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
-	__u32 tgid = pt >> 32, tid = (__u32)pt;
-	__u64 id;
+	__u64 cg1 = filter_kind == SL_TF_CGROUP
+			    ? sl_task_cgroup_v1_id((struct task_struct *)bpf_get_current_task())
+			    : 0;
 
-	switch (filter_kind) {
-	case SL_TF_TGID:
-		return bpf_map_lookup_elem(&filter_pids, &tgid) != 0;
-	case SL_TF_TID:
-		return bpf_map_lookup_elem(&filter_pids, &tid) != 0;
-	case SL_TF_CGROUP:
-		id = bpf_get_current_cgroup_id();
-		if (bpf_map_lookup_elem(&filter_cg2, &id))
-			return 1;
-		id = sl_task_cgroup_v1_id((struct task_struct *)bpf_get_current_task());
-		return id && bpf_map_lookup_elem(&filter_cg1, &id) != 0;
-	default:
-		return 1;
-	}
+	return sl_task_match(pt >> 32, (__u32)pt, bpf_get_current_cgroup_id(), cg1);
 }
 
 SEC("tp/raw_syscalls/sys_exit")
