@@ -292,6 +292,14 @@ static int walk(struct sl_config *c, yaml_document_t *doc, yaml_node_t *map, con
 		}
 		snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "." : "",
 			 (const char *)kn->data.scalar.value);
+		for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
+			yaml_node_t *qk = yaml_document_get_node(doc, q->key);
+			if (qk && qk->type == YAML_SCALAR_NODE &&
+			    !strcmp((const char *)qk->data.scalar.value, (const char *)kn->data.scalar.value)) {
+				snprintf(err, errlen, "%s: given more than once", name);
+				return -1;
+			}
+		}
 		if (vn && vn->type == YAML_MAPPING_NODE) {
 			int known_section = 0;
 			size_t nl = strlen(name);
@@ -365,8 +373,12 @@ static int validate(const struct sl_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "api.listen: empty and api.unix_socket empty: no way to reach the API");
 		return -1;
 	}
-	if (c->api.listen[0] && !strrchr(c->api.listen, ':')) {
-		snprintf(err, errlen, "api.listen: '%s' is not host:port", c->api.listen);
+	const char *colon = c->api.listen[0] ? strrchr(c->api.listen, ':') : NULL;
+	uint64_t port = 0;
+	if (c->api.listen[0] && (!colon || colon == c->api.listen ||
+				 parse_u64(colon + 1, &port, &(const char *){0}) ||
+				 strspn(colon + 1, "0123456789") != strlen(colon + 1) || port < 1 || port > 65535)) {
+		snprintf(err, errlen, "api.listen: '%s' is not host:port with a port in 1..65535", c->api.listen);
 		return -1;
 	}
 	if (c->api.unix_socket[0] && c->api.unix_socket[0] != '/') {

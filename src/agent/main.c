@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -62,6 +64,33 @@ static void ensure_tracefs(const char *path)
 		sl_warn(MOD, "tracefs not mounted at %s and mount failed: %s", path, strerror(errno));
 	else
 		sl_info(MOD, "mounted tracefs at %s", path);
+}
+
+/* Exclusive flock(2) on <store>.lock, held for the agent's life (released
+ * by the kernel at exit). Returns the fd, or -1 with a message when another
+ * process holds it or the file cannot be opened. */
+static int store_lock(const char *store_path, char *err, size_t errlen)
+{
+	char path[600];
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s.lock", store_path) >= (int)sizeof(path)) {
+		snprintf(err, errlen, "store.path too long for its lock file");
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "store lock %.200s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		snprintf(err, errlen,
+			 "store %.200s is in use by another sandlensd (lock %.200s held); one agent per store",
+			 store_path, path);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static void set_clock_offset(struct sl_agent *a)
@@ -296,6 +325,15 @@ int main(int argc, char **argv)
 		sl_runc_index_free(a->runc);
 		return 1;
 	}
+	/* One agent per store: a second one would record every event twice. */
+	int lock_fd = store_lock(a->cfg.store.path, err, sizeof(err));
+	if (lock_fd < 0) {
+		sl_err(MOD, "%s", err);
+		sl_store_close(a->store);
+		sl_attr_cache_free(a->attr);
+		sl_runc_index_free(a->runc);
+		return 1;
+	}
 	sl_info(MOD, "store %s (WAL)", a->cfg.store.path);
 	if (a->cfg.stats.enabled) {
 		struct sl_stats_config stc = {
@@ -347,6 +385,7 @@ out_modules:
 	sl_stats_free(a->stats); /* stops its thread; the API is already stopped */
 	a->stats = NULL;
 	sl_store_close(a->store); /* flushes the queue */
+	close(lock_fd);
 	sl_attr_cache_free(a->attr);
 	sl_runc_index_free(a->runc);
 	sl_info(MOD, "stopped");

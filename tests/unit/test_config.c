@@ -83,6 +83,11 @@ static void errors_name_the_key(void **state)
 		{"api:\n  listen: [a, b]\n", "api.listen:"},
 		{"- a\n- b\n", "top level"},
 		{"store: {path: \"\"}\n", "store.path:"},
+		{"api:\n  listen: 127.0.0.1:99999\n", "api.listen:"},
+		{"api:\n  listen: \"127.0.0.1:\"\n", "api.listen:"},
+		{"api:\n  listen: \":80\"\n", "api.listen:"},
+		{"log_level: info\nlog_level: debug\n", "log_level: given more than once"},
+		{"proc:\n  exec_rate: 1\nproc:\n  exec_burst: 2\n", "proc: given more than once"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct sl_config c;
