@@ -296,6 +296,14 @@ size_t sl_tasks_active(struct sl_tasks *ts)
 	return n;
 }
 
+void sl_tasks_test_stall_runners(struct sl_tasks *ts, int on)
+{
+	pthread_mutex_lock(&ts->mu);
+	ts->test_stall = on != 0;
+	pthread_cond_broadcast(&ts->cond);
+	pthread_mutex_unlock(&ts->mu);
+}
+
 static void new_id(char *id)
 {
 	unsigned char r[8];

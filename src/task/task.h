@@ -186,4 +186,14 @@ void sl_tasks_set_notify(struct sl_tasks *ts, void (*fn)(void *), void *ctx);
 /* Active (pending or running) tasks now. */
 size_t sl_tasks_active(struct sl_tasks *ts);
 
+/* TEST ONLY (tests/unit/test_task_deadline.c); the agent never calls it.
+ * on != 0: every runner that has attached its BPF object and is running
+ * stops there (holding the object, waiting on ts->cond, no lock held) until
+ * this is called with on = 0 or the executor shuts down, as a runner stuck
+ * in the kernel or the symbolizer would. Its task can then only be ended by
+ * the reaper's deadline (TASK-3): the reaper destroys the BPF object itself;
+ * once released, the runner ends the task failed "deadline exceeded...".
+ * Off by default; when off, runners behave exactly as without it. */
+void sl_tasks_test_stall_runners(struct sl_tasks *ts, int on);
+
 #endif

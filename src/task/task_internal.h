@@ -50,6 +50,7 @@ struct sl_tasks {
 	struct sl_task *tasks; /* (mu) every task of this run not yet forgotten */
 	size_t active;         /* (mu) pending + running */
 	int shutdown;          /* (mu) */
+	int test_stall;        /* (mu) sl_tasks_test_stall_runners (tests only) */
 	pthread_t reaper;
 	int reaper_started;
 	struct sl_task_store *store;

@@ -392,6 +392,10 @@ void *sl_task_runner(void *arg)
 	sl_tasks_notify(ts);
 
 	pthread_mutex_lock(&ts->mu);
+	/* tests only (sl_tasks_test_stall_runners): a runner that does not
+	 * come back; never true in the agent */
+	while (ts->test_stall && !ts->shutdown)
+		pthread_cond_wait(&ts->cond, &ts->mu);
 	for (;;) {
 		uint64_t now = sl_task_mono_ns();
 		if (t->cancel || now >= end)
