@@ -257,6 +257,11 @@ static int self_usage(double *cpu_s, double *rss_bytes)
 	return 0;
 }
 
+struct sl_stats_prom *sl_agent_stats_prom(struct sl_agent *a)
+{
+	return sl_stats_prom_get(a->stats);
+}
+
 void sl_agent_write_metrics(struct sl_agent *a, FILE *out)
 {
 	struct sl_store_stats ss;
@@ -359,7 +364,9 @@ void sl_agent_write_metrics(struct sl_agent *a, FILE *out)
 			m->ops->write_metrics(m, out);
 	}
 
-	sl_stats_write_metrics(a->stats, out); /* container_* and sandlens_workload_* (src/stats) */
+	/* the container_* and sandlens_workload_* families come from the stats
+	 * snapshot by reference (sl_agent_stats_prom), not through this copy */
+	sl_stats_write_self_metrics(a->stats, out);
 
 	double cpu, rss;
 	if (!self_usage(&cpu, &rss))

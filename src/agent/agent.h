@@ -16,6 +16,7 @@
 struct sl_store;
 struct sl_runc_index;
 struct sl_stats;
+struct sl_stats_prom;
 struct sl_tasks;
 struct ring_buffer;
 
@@ -91,8 +92,13 @@ void sl_pipeline_cgroup_event(struct sl_agent *a, const struct sl_cgroup_event *
 
 /* /healthz body: {status, modules:[{name, state, error, hooks:[...]}], ...}. */
 json_t *sl_agent_health_json(struct sl_agent *a);
-/* Whole Prometheus text exposition for /metrics. */
+/* /metrics is two parts: the agent's own families (this text, rendered per
+ * scrape) and the statistics snapshot's container families
+ * (sl_agent_stats_prom, rendered once per pass). No family is in both. */
 void sl_agent_write_metrics(struct sl_agent *a, FILE *out);
+/* A reference to the current container families text; NULL when statistics
+ * are off or no pass has completed. Put it with sl_stats_prom_put(). */
+struct sl_stats_prom *sl_agent_stats_prom(struct sl_agent *a);
 
 uint64_t sl_mono_ns(void);
 

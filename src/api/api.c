@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "common/gzpart.h"
 #include "common/log.h"
 #include "common/timefmt.h"
 #include "stats/stats.h"
@@ -44,6 +45,14 @@ struct reply {
 	size_t len;
 	const char *ctype;
 	const char *arg; /* prefix routes: the URL after the prefix */
+	int accept_gzip; /* request: its Accept-Encoding takes gzip */
+	/* instead of body: a response made of up to 3 pieces that are not
+	 * copied; iov_free(iov_cls) runs when microhttpd is done with them */
+	struct MHD_IoVec iov[3];
+	unsigned niov;
+	MHD_ContentReaderFreeCallback iov_free;
+	void *iov_cls;
+	const char *encoding; /* Content-Encoding of the pieces, or NULL */
 };
 
 static void reply_error(struct reply *r, unsigned status, const char *code, const char *msg)
@@ -99,6 +108,35 @@ static void h_healthz(struct sl_api *api, const struct sl_api_param *p, size_t n
 		reply_error(r, 500, "INTERNAL", "health body exceeds the response size bound");
 }
 
+/* What a /metrics response holds on to until it is sent. */
+struct metrics_body {
+	struct sl_stats_prom *prom; /* container families: a reference, not a copy */
+	char *own;                  /* the agent's own families, rendered now */
+	unsigned char *gz_tail;     /* gzip: own compressed + trailer */
+};
+
+static void metrics_body_free(void *cls)
+{
+	struct metrics_body *mb = cls;
+	sl_stats_prom_put(mb->prom);
+	free(mb->own);
+	free(mb->gz_tail);
+	free(mb);
+}
+
+static void iov_add(struct reply *r, const void *base, size_t len)
+{
+	if (len)
+		r->iov[r->niov++] = (struct MHD_IoVec){.iov_base = base, .iov_len = len};
+}
+
+/* The container families (rendered and gzip-compressed once per statistics
+ * pass) are sent from the snapshot by reference; only the agent's own
+ * families are rendered per scrape. With Accept-Encoding gzip (Prometheus
+ * sends it) the body is one gzip member: the pass's compressed part plus
+ * the own families compressed now (common/gzpart.h). max_body bounds what a
+ * scrape renders (the own families); the snapshot is bounded by
+ * stats.max_containers and served whole. */
 static void h_metrics(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
 {
 	char err[256];
@@ -106,25 +144,43 @@ static void h_metrics(struct sl_api *api, const struct sl_api_param *p, size_t n
 		reply_error(r, 400, "INVALID_ARGUMENT", err);
 		return;
 	}
-	char *buf = NULL;
+	struct metrics_body *mb = calloc(1, sizeof(*mb));
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	FILE *f = mb ? open_memstream(&mb->own, &len) : NULL;
 	if (!f) {
-		reply_error(r, 500, "INTERNAL", "open_memstream failed");
+		free(mb);
+		reply_error(r, 500, "INTERNAL", "out of memory");
 		return;
 	}
 	sl_agent_write_metrics(api->a, f);
-	if (fclose(f) != 0 || !buf) {
-		free(buf);
+	if (fclose(f) != 0 || !mb->own) {
+		metrics_body_free(mb);
 		reply_error(r, 500, "INTERNAL", "writing metrics failed");
 		return;
 	}
 	if (len > api->max_body)
-		len = sl_api_truncate_text(buf, len, api->max_body);
+		len = sl_api_truncate_text(mb->own, len, api->max_body);
+	mb->prom = sl_agent_stats_prom(api->a);
+	const struct sl_stats_prom *pr = mb->prom;
+
 	r->status = 200;
-	r->body = buf;
-	r->len = len;
 	r->ctype = "text/plain; version=0.0.4; charset=utf-8";
+	r->iov_free = metrics_body_free;
+	r->iov_cls = mb;
+	size_t tail_len;
+	if (r->accept_gzip && (!pr || pr->gz.z) &&
+	    !sl_gz_tail(mb->own, len, 1, pr ? pr->gz.crc : 0, pr ? pr->gz.len : 0, &mb->gz_tail,
+			&tail_len)) {
+		iov_add(r, SL_GZ_HEADER, SL_GZ_HEADER_LEN);
+		if (pr)
+			iov_add(r, pr->gz.z, pr->gz.zlen);
+		iov_add(r, mb->gz_tail, tail_len);
+		r->encoding = "gzip";
+		return;
+	}
+	if (pr)
+		iov_add(r, pr->text, pr->len);
+	iov_add(r, mb->own, len);
 }
 
 static void h_events(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
@@ -262,22 +318,34 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
 
 static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r)
 {
-	if (!r->body) { /* out of memory building even the error */
-		r->status = 500;
-		r->ctype = "application/json";
-		r->body = strdup("{\"error\":{\"code\":\"INTERNAL\",\"message\":\"out of memory\"}}");
-		if (!r->body)
+	struct MHD_Response *resp;
+	if (r->iov_free) {
+		resp = MHD_create_response_from_iovec(r->iov, r->niov, r->iov_free, r->iov_cls);
+		if (!resp) {
+			r->iov_free(r->iov_cls);
 			return MHD_NO;
-		r->len = strlen(r->body);
-	}
-	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(r->body);
-		return MHD_NO;
+		}
+	} else {
+		if (!r->body) { /* out of memory building even the error */
+			r->status = 500;
+			r->ctype = "application/json";
+			r->body = strdup("{\"error\":{\"code\":\"INTERNAL\",\"message\":\"out of memory\"}}");
+			if (!r->body)
+				return MHD_NO;
+			r->len = strlen(r->body);
+		}
+		resp = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
+		if (!resp) {
+			free(r->body);
+			return MHD_NO;
+		}
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (r->encoding)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, r->encoding);
+	if (r->iov_free) /* the encoding depends on Accept-Encoding */
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	if (r->status == 405)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	enum MHD_Result ret = MHD_queue_response(c, r->status, resp);
@@ -327,9 +395,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				 SL_API_MAX_PARAMS);
 			reply_error(&r, 400, "INVALID_ARGUMENT", msg);
 		} else {
+			r.accept_gzip = sl_gz_accepted(MHD_lookup_connection_value(
+				c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
 			rt->fn(api, ps.p, ps.n, &r);
 		}
 	}
+	if (r.iov_free)
+		for (unsigned i = 0; i < r.niov; i++)
+			r.len += r.iov[i].iov_len;
 	sl_debug(MOD, "%s %s -> %u (%zu bytes)", method, url, r.status, r.len);
 	return send_reply(c, &r);
 }

@@ -305,7 +305,7 @@ void sl_stats_snap_free(struct sl_stats_snap *s)
 	free(s->members);
 	free(s->gone);
 	free(s->pending);
-	free(s->prom);
+	sl_stats_prom_put(s->prom);
 	free(s);
 }
 

@@ -17,6 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* zlib level for the per-pass gzip of the Prometheus text: 1 is the
+ * fastest; the text is label-heavy and repetitive, so level 1 already
+ * shrinks it ~10x (bench/RESULTS.md) */
+#define SL_STATS_GZ_LEVEL 1
 #include <urcu-bp.h>
 
 #define MOD "stats"
@@ -35,7 +40,16 @@ struct sl_stats {
 	int stop;
 
 	_Atomic uint64_t passes, failures;
+	_Atomic uint64_t render_ns; /* last pass: Prometheus text + its gzip */
+	_Atomic uint64_t prom_bytes, prom_gz_bytes;
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 struct sl_stats *sl_stats_new(const struct sl_stats_config *cfg)
 {
@@ -87,12 +101,16 @@ int sl_stats_collect_now(struct sl_stats *c)
 	pthread_mutex_lock(&c->mu);
 	struct sl_stats_snap *prev = c->cur; /* only this mutex's holder writes it */
 	struct sl_stats_snap *s = sl_stats_build(&o, prev);
-	if (!s || sl_stats_render_prom(s)) {
+	uint64_t r0 = mono_ns();
+	if (!s || sl_stats_render_prom(s, SL_STATS_GZ_LEVEL)) {
 		pthread_mutex_unlock(&c->mu);
 		sl_stats_snap_free(s);
 		atomic_fetch_add(&c->failures, 1);
 		return -ENOMEM;
 	}
+	atomic_store(&c->render_ns, mono_ns() - r0);
+	atomic_store(&c->prom_bytes, s->prom->len);
+	atomic_store(&c->prom_gz_bytes, s->prom->gz.zlen);
 	rcu_assign_pointer(c->cur, s);
 	atomic_fetch_add(&c->passes, 1);
 	pthread_mutex_unlock(&c->mu);
@@ -136,6 +154,8 @@ static void *run(void *arg)
 int sl_stats_start(struct sl_stats *c)
 {
 	int rc = pthread_create(&c->th, NULL, run, c);
+	if (!rc) /* named for top -H and the benchmarks */
+		pthread_setname_np(c->th, "sl-stats");
 	if (rc)
 		return -rc;
 	c->started = 1;
@@ -202,22 +222,49 @@ int sl_stats_api_list(struct sl_stats *c, struct sl_stats_reply *r)
 	return rc;
 }
 
-void sl_stats_write_metrics(struct sl_stats *c, FILE *out)
+struct sl_stats_prom *sl_stats_prom_get(struct sl_stats *c)
+{
+	if (!c)
+		return NULL;
+	rcu_read_lock();
+	const struct sl_stats_snap *s = rcu_dereference(c->cur);
+	struct sl_stats_prom *p = s ? s->prom : NULL;
+	if (p) /* the snapshot holds a reference until after synchronize_rcu */
+		atomic_fetch_add(&p->refs, 1);
+	rcu_read_unlock();
+	return p;
+}
+
+void sl_stats_write_self_metrics(struct sl_stats *c, FILE *out)
 {
 	if (!c)
 		return;
-	rcu_read_lock();
-	const struct sl_stats_snap *s = rcu_dereference(c->cur);
-	if (s && s->prom)
-		fwrite(s->prom, 1, s->prom_len, out);
-	rcu_read_unlock();
 	fprintf(out,
 		"# HELP sandlens_stats_collections_total Statistics passes by result.\n"
 		"# TYPE sandlens_stats_collections_total counter\n"
 		"sandlens_stats_collections_total{result=\"ok\"} %llu\n"
-		"sandlens_stats_collections_total{result=\"failed\"} %llu\n",
+		"sandlens_stats_collections_total{result=\"failed\"} %llu\n"
+		"# HELP sandlens_stats_render_duration_seconds Rendering the last pass's Prometheus text and compressing it (gzip level 1).\n"
+		"# TYPE sandlens_stats_render_duration_seconds gauge\n"
+		"sandlens_stats_render_duration_seconds %.6f\n"
+		"# HELP sandlens_stats_exposition_bytes Size of the last pass's container families in /metrics.\n"
+		"# TYPE sandlens_stats_exposition_bytes gauge\n"
+		"sandlens_stats_exposition_bytes{encoding=\"identity\"} %llu\n"
+		"sandlens_stats_exposition_bytes{encoding=\"gzip\"} %llu\n",
 		(unsigned long long)atomic_load(&c->passes),
-		(unsigned long long)atomic_load(&c->failures));
+		(unsigned long long)atomic_load(&c->failures),
+		(double)atomic_load(&c->render_ns) / 1e9,
+		(unsigned long long)atomic_load(&c->prom_bytes),
+		(unsigned long long)atomic_load(&c->prom_gz_bytes));
+}
+
+void sl_stats_write_metrics(struct sl_stats *c, FILE *out)
+{
+	struct sl_stats_prom *p = sl_stats_prom_get(c);
+	if (p)
+		fwrite(p->text, 1, p->len, out);
+	sl_stats_prom_put(p);
+	sl_stats_write_self_metrics(c, out);
 }
 
 void sl_stats_test_lock(struct sl_stats *c) { pthread_mutex_lock(&c->mu); }

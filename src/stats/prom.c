@@ -96,7 +96,16 @@ static void head(FILE *f, const char *name, const char *type, const char *help)
 
 static const char *const psi_res[SL_PSI_NRES] = {"cpu", "memory", "io"};
 
-int sl_stats_render_prom(struct sl_stats_snap *s)
+void sl_stats_prom_put(struct sl_stats_prom *p)
+{
+	if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
+		return;
+	free(p->text);
+	sl_gz_part_free(&p->gz);
+	free(p);
+}
+
+int sl_stats_render_prom(struct sl_stats_snap *s, int gz_level)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -292,8 +301,17 @@ int sl_stats_render_prom(struct sl_stats_snap *s)
 		free(buf);
 		return -ENOMEM;
 	}
-	free(s->prom);
-	s->prom = buf;
-	s->prom_len = len;
+	struct sl_stats_prom *p = calloc(1, sizeof(*p));
+	if (!p) {
+		free(buf);
+		return -ENOMEM;
+	}
+	atomic_init(&p->refs, 1);
+	p->text = buf;
+	p->len = len;
+	if (gz_level > 0)
+		sl_gz_part_make(buf, len, gz_level, &p->gz); /* failed: gz stays empty */
+	sl_stats_prom_put(s->prom);
+	s->prom = p;
 	return 0;
 }

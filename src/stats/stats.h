@@ -22,6 +22,7 @@
 #ifndef SANDLENS_STATS_STATS_H
 #define SANDLENS_STATS_STATS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@
 
 #include "cgroup/attr.h"
 #include "cgroup/cgstat.h"
+#include "common/gzpart.h"
 
 #define SL_STATS_PATH_LEN 512
 #define SL_STATS_EPOCH_LEN 17 /* 16 hex digits + NUL */
@@ -161,9 +163,23 @@ struct sl_stats_snap {
 	struct sl_stats_pending *pending;
 	uint64_t skipped; /* containers left out: max_containers reached */
 	uint64_t dirs_walked;
-	char *prom;       /* rendered Prometheus text (sl_stats_render_prom) */
-	size_t prom_len;
+	struct sl_stats_prom *prom; /* rendered Prometheus text (sl_stats_render_prom) */
 };
+
+/* The Prometheus text of one snapshot, shared by reference with in-flight
+ * /metrics responses (a response may outlive its snapshot). Immutable once
+ * published; freed when the last reference is put. */
+struct sl_stats_prom {
+	atomic_uint refs;
+	char *text; /* exposition format 0.0.4 */
+	size_t len;
+	/* text compressed once per pass as the leading part of a gzip member
+	 * (common/gzpart.h); gz.z NULL when compression failed: serve plain */
+	struct sl_gz_part gz;
+};
+
+/* Drop a reference; the last one frees. NULL-safe. */
+void sl_stats_prom_put(struct sl_stats_prom *p);
 
 void sl_stats_snap_free(struct sl_stats_snap *s);
 
@@ -212,8 +228,11 @@ struct sl_stats_snap *sl_stats_build(const struct sl_stats_build_opts *o,
 				     const struct sl_stats_snap *prev);
 
 /* Render s->prom (cAdvisor-compatible container_* families plus sandlens_*
- * families, docs/STATS.md "Prometheus"). Returns 0 or -ENOMEM. */
-int sl_stats_render_prom(struct sl_stats_snap *s);
+ * families, docs/STATS.md "Prometheus") with one reference, held by s; the
+ * text is also gzip-compressed at zlib level gz_level (1..9; 0 = do not).
+ * Returns 0 or -ENOMEM (a failed compression is not an error: gz stays
+ * empty). */
+int sl_stats_render_prom(struct sl_stats_snap *s, int gz_level);
 
 /* ------------------------------------------------------------ answers */
 
@@ -283,8 +302,16 @@ int sl_stats_collect_now(struct sl_stats *c);
 int sl_stats_api_workload(struct sl_stats *c, const char *id, struct sl_stats_reply *r);
 int sl_stats_api_list(struct sl_stats *c, struct sl_stats_reply *r);
 /* Write the Prometheus families of the current snapshot and the collector's
- * own figures. c NULL: nothing. */
+ * own figures (a copy; /metrics uses sl_stats_prom_get instead). c NULL:
+ * nothing. */
 void sl_stats_write_metrics(struct sl_stats *c, FILE *out);
+/* Only the collector's own figures (sandlens_stats_collections_total). */
+void sl_stats_write_self_metrics(struct sl_stats *c, FILE *out);
+/* A reference to the current snapshot's Prometheus text, lock-free (taken
+ * inside an RCU read section, so the snapshot cannot be freed under it).
+ * NULL when c is NULL or no pass has completed. Put it with
+ * sl_stats_prom_put. */
+struct sl_stats_prom *sl_stats_prom_get(struct sl_stats *c);
 
 /* Test hooks: hold / release the collector's mutex (the one a pass runs
  * under) to show that readers never need it. */

@@ -220,6 +220,8 @@ struct sl_store *sl_store_open(const struct sl_store_config *cfg, char *err, siz
 	atomic_init(&s->st_depth, 0);
 	unsigned long long rows = s->rows; /* the writer owns s->rows from here on */
 	rc = pthread_create(&s->thread, NULL, sl_store_writer_main, s);
+	if (!rc)
+		pthread_setname_np(s->thread, "sl-store");
 	if (rc) {
 		snprintf(err, errlen, "store: writer thread: %s", strerror(rc));
 		pthread_cond_destroy(&s->wake);

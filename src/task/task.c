@@ -252,6 +252,7 @@ struct sl_tasks *sl_tasks_new(const struct sl_tasks_config *cfg, char *err, size
 		goto fail;
 	}
 	ts->reaper_started = 1;
+	pthread_setname_np(ts->reaper, "sl-task-reaper");
 	return ts;
 fail:
 	if (ts->own_sym)
@@ -362,6 +363,8 @@ int sl_tasks_create(struct sl_tasks *ts, const struct sl_task_spec *spec, char *
 	HASH_ADD_STR(ts->tasks, id, t);
 	ts->active++;
 	int rc = pthread_create(&t->thread, NULL, sl_task_runner, t);
+	if (!rc)
+		pthread_setname_np(t->thread, "sl-task");
 	if (rc) {
 		HASH_DEL(ts->tasks, t);
 		ts->active--;

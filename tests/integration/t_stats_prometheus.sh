@@ -53,6 +53,18 @@ promtool check metrics <"$SL_LOGDIR/metrics.txt" >"$SL_LOGDIR/promtool.txt" 2>&1
 	fail "promtool check metrics: $(head -20 "$SL_LOGDIR/promtool.txt")"
 echo "ok - promtool check metrics is clean ($(wc -l <"$SL_LOGDIR/metrics.txt") lines)"
 
+# Prometheus asks for gzip; the answer is one gzip member (the pass's
+# compressed container families + this scrape's own families) that gzip(1)
+# reads whole and promtool accepts
+curl -sf -H 'Accept-Encoding: gzip' -D "$SL_LOGDIR/gz.headers" -o "$SL_LOGDIR/metrics.gz" "$SL_API/metrics" ||
+	fail "GET /metrics with gzip"
+grep -qi '^Content-Encoding: gzip' "$SL_LOGDIR/gz.headers" || fail "no Content-Encoding: gzip: $(cat "$SL_LOGDIR/gz.headers")"
+gzip -t "$SL_LOGDIR/metrics.gz" || fail "the gzip body is not valid gzip"
+gzip -dc "$SL_LOGDIR/metrics.gz" | promtool check metrics >"$SL_LOGDIR/promtool-gz.txt" 2>&1 ||
+	fail "promtool on the gzip body: $(head -20 "$SL_LOGDIR/promtool-gz.txt")"
+grep -q "^container_threads{id=\"$CG\"}" <(gzip -dc "$SL_LOGDIR/metrics.gz") || fail "the gzip body lacks the container"
+echo "ok - gzip /metrics: $(stat -c %s "$SL_LOGDIR/metrics.gz") bytes for $(stat -c %s "$SL_LOGDIR/metrics.txt"), valid, promtool clean"
+
 PPORT=$(sl_free_port)
 mkdir -p "$SL_TMP/prom-data"
 cat >"$SL_TMP/prometheus.yml" <<EOF

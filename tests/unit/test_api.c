@@ -27,11 +27,15 @@
 #include <cmocka.h>
 #include <curl/curl.h>
 #include <jansson.h>
+#include <stdatomic.h>
+#include <zlib.h>
 
 #include "agent/agent.h"
 #include "api/api.h"
+#include "common/gzpart.h"
 #include "common/log.h"
 #include "common/timefmt.h"
+#include "stats/stats.h"
 #include "store/store.h"
 
 /* ---- test doubles for the agent's read side ---- */
@@ -52,6 +56,17 @@ void sl_agent_write_metrics(struct sl_agent *a, FILE *out)
 	fprintf(out, "# TYPE sandlens_test_total counter\n");
 	for (int i = 0; i < g_metric_lines; i++)
 		fprintf(out, "sandlens_test_total{n=\"%d\"} %d\n", i, i);
+}
+
+/* The container families the stub agent serves (NULL: statistics off). */
+static struct sl_stats_prom *g_prom;
+
+struct sl_stats_prom *sl_agent_stats_prom(struct sl_agent *a)
+{
+	(void)a;
+	if (g_prom)
+		atomic_fetch_add(&g_prom->refs, 1);
+	return g_prom;
 }
 
 /* ---- fixture ---- */
@@ -226,7 +241,12 @@ struct http {
 	size_t len;
 	char ctype[128];
 	char allow[64];
+	char encoding[32]; /* Content-Encoding */
+	int vary_ae;       /* Vary names Accept-Encoding */
 };
+
+/* Sent as Accept-Encoding by req() when set; curl leaves the body encoded. */
+static const char *g_accept_encoding;
 
 static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 {
@@ -245,6 +265,10 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
 {
 	struct http *h = ud;
 	size_t len = sz * n, ret = len;
+	if (len > 17 && strncasecmp(p, "Content-Encoding:", 17) == 0)
+		sscanf(p + 17, " %31[^\r\n ]", h->encoding);
+	if (len > 5 && strncasecmp(p, "Vary:", 5) == 0 && strcasestr(p, "accept-encoding"))
+		h->vary_ae = 1;
 	if (len > 6 && strncasecmp(p, "Allow:", 6) == 0) {
 		p += 6;
 		len -= 6;
@@ -288,7 +312,15 @@ static void req(const char *method, const char *path, int via_unix, struct http 
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+	struct curl_slist *hdrs = NULL;
+	char ae[128];
+	if (g_accept_encoding) {
+		snprintf(ae, sizeof(ae), "Accept-Encoding: %s", g_accept_encoding);
+		hdrs = curl_slist_append(hdrs, ae);
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	}
 	CURLcode rc = curl_easy_perform(c);
+	curl_slist_free_all(hdrs);
 	if (rc != CURLE_OK)
 		fail_msg("%s %s: %s", method, path, curl_easy_strerror(rc));
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &h->status);
@@ -570,6 +602,128 @@ static void test_metrics(void **state)
 	assert_int_equal(h.status, 200);
 	assert_int_equal(h.len, 0);
 	free(h.body);
+}
+
+static struct sl_stats_prom *make_prom(int lines)
+{
+	struct sl_stats_prom *p = calloc(1, sizeof(*p));
+	assert_non_null(p);
+	atomic_init(&p->refs, 1);
+	FILE *f = open_memstream(&p->text, &p->len);
+	fputs("# TYPE container_threads gauge\n", f);
+	for (int i = 0; i < lines; i++)
+		fprintf(f, "container_threads{id=\"/kubepods/burstable/pod%08d/c%d\"} %d\n", i / 4, i, i % 7);
+	fclose(f);
+	assert_int_equal(sl_gz_part_make(p->text, p->len, 1, &p->gz), 0);
+	return p;
+}
+
+static char *gunzip(const char *z, size_t zlen, size_t *outlen)
+{
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	assert_int_equal(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
+	size_t cap = zlen * 64 + 1024;
+	char *out = malloc(cap);
+	zs.next_in = (Bytef *)(uintptr_t)z;
+	zs.avail_in = (uInt)zlen;
+	zs.next_out = (Bytef *)out;
+	zs.avail_out = (uInt)cap;
+	int rc = inflate(&zs, Z_FINISH);
+	if (rc != Z_STREAM_END || zs.avail_in)
+		fail_msg("inflate: %d (%s), %u bytes left", rc, zs.msg ? zs.msg : "", zs.avail_in);
+	*outlen = zs.total_out;
+	inflateEnd(&zs);
+	return out;
+}
+
+/* Waits until every response holding g_prom has been released. */
+static void prom_refs_settle(void)
+{
+	for (int i = 0; i < 200 && atomic_load(&g_prom->refs) != 1; i++)
+		usleep(5000);
+	assert_int_equal(atomic_load(&g_prom->refs), 1);
+}
+
+/* The container families come from the snapshot, whole, by reference; with
+ * Accept-Encoding gzip the body is one gzip member that inflates to exactly
+ * the plain body. */
+static void test_metrics_snapshot_gzip(void **state)
+{
+	(void)state;
+	const char *own = "# TYPE sandlens_test_total counter\n"
+			  "sandlens_test_total{n=\"0\"} 0\n"
+			  "sandlens_test_total{n=\"1\"} 1\n"
+			  "sandlens_test_total{n=\"2\"} 2\n";
+	g_prom = make_prom(20000);
+	size_t want_len = g_prom->len + strlen(own);
+	char *want = malloc(want_len + 1);
+	memcpy(want, g_prom->text, g_prom->len);
+	strcpy(want + g_prom->len, own);
+
+	struct http h;
+	req("GET", "/metrics", 0, &h);
+	assert_int_equal(h.status, 200);
+	assert_string_equal(h.encoding, "");
+	assert_true(h.vary_ae);
+	assert_int_equal(h.len, want_len);
+	assert_memory_equal(h.body, want, want_len);
+	free(h.body);
+
+	static const char *const takes_gzip[] = {"gzip", "gzip, deflate, br", "identity;q=0.5, *"};
+	for (size_t k = 0; k < 3; k++) {
+		g_accept_encoding = takes_gzip[k];
+		req("GET", "/metrics", k % 2, &h);
+		assert_int_equal(h.status, 200);
+		assert_string_equal(h.encoding, "gzip");
+		assert_true(h.vary_ae);
+		assert_true(h.len < want_len / 4);
+		size_t n;
+		char *plain = gunzip(h.body, h.len, &n);
+		assert_int_equal(n, want_len);
+		assert_memory_equal(plain, want, want_len);
+		free(plain);
+		free(h.body);
+	}
+	g_accept_encoding = "gzip;q=0, deflate";
+	req("GET", "/metrics", 0, &h);
+	assert_string_equal(h.encoding, "");
+	assert_int_equal(h.len, want_len);
+	free(h.body);
+	g_accept_encoding = "gzip";
+	req("HEAD", "/metrics", 1, &h);
+	assert_int_equal(h.status, 200);
+	assert_int_equal(h.len, 0);
+	free(h.body);
+
+	/* the bound cuts what a scrape renders, never the snapshot */
+	sl_api_set_max_body(g_api, 1500);
+	g_metric_lines = 500;
+	g_accept_encoding = NULL;
+	req("GET", "/metrics", 0, &h);
+	assert_true(h.len > g_prom->len && h.len <= g_prom->len + 1500);
+	assert_memory_equal(h.body, g_prom->text, g_prom->len);
+	const char *m = "# ...[truncated]\n";
+	assert_string_equal(h.body + h.len - strlen(m), m);
+	free(h.body);
+	g_metric_lines = 3;
+	sl_api_set_max_body(g_api, SL_API_MAX_BODY);
+
+	/* statistics off: gzip of the own families alone */
+	prom_refs_settle();
+	sl_stats_prom_put(g_prom);
+	g_prom = NULL;
+	g_accept_encoding = "gzip";
+	req("GET", "/metrics", 0, &h);
+	assert_string_equal(h.encoding, "gzip");
+	size_t n;
+	char *plain = gunzip(h.body, h.len, &n);
+	assert_int_equal(n, strlen(own));
+	assert_memory_equal(plain, own, n);
+	free(plain);
+	free(h.body);
+	g_accept_encoding = NULL;
+	free(want);
 }
 
 static void test_truncation(void **state)
@@ -1051,6 +1205,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_healthz),
 		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_metrics_snapshot_gzip),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_socket_mode),
 		cmocka_unit_test(test_concurrent),

@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <zlib.h>
+
 #include <cmocka.h>
 
 #include <errno.h>
@@ -440,8 +442,13 @@ static void test_prom(void **state)
 	v2ctr(PODDIR "/" CA, 100000, 30000, 150000, 1500000);
 	v2ctr(PODDIR "/" CB, 200000, 50000, 250000, 7);
 	struct sl_stats_snap *s = build(NULL, 0);
-	assert_int_equal(sl_stats_render_prom(s), 0);
-	char *t = strndup(s->prom, s->prom_len);
+	assert_int_equal(sl_stats_render_prom(s, 1), 0);
+	char *t = strndup(s->prom->text, s->prom->len);
+	/* compressed once per pass: the gzip part stands for exactly this text */
+	assert_non_null(s->prom->gz.z);
+	assert_int_equal(s->prom->gz.len, s->prom->len);
+	assert_int_equal(s->prom->gz.crc, (uint32_t)crc32(crc32(0, Z_NULL, 0), (const Bytef *)t,
+							  (uInt)s->prom->len));
 	const char *lab = "{id=\"" PODDIR "/" CA "\"}";
 	char line[600];
 	snprintf(line, sizeof(line), "container_cpu_usage_seconds_total%s 1.500000", lab);
@@ -470,7 +477,7 @@ static void test_prom(void **state)
 		snprintf(path, sizeof(path), "%s/metrics.txt", root);
 		FILE *f = fopen(path, "w");
 		assert_non_null(f);
-		fwrite(s->prom, 1, s->prom_len, f);
+		fwrite(s->prom->text, 1, s->prom->len, f);
 		fclose(f);
 		snprintf(cmd, sizeof(cmd), "promtool check metrics < '%s'", path);
 		assert_int_equal(system(cmd), 0);
@@ -492,9 +499,9 @@ static void test_prom_escape(void **state)
 	c.st.pids.current = 4;
 	s.ctr = &c;
 	s.nctr = 1;
-	assert_int_equal(sl_stats_render_prom(&s), 0);
-	assert_non_null(strstr(s.prom, "container_threads{id=\"/we\\\"ird\\\\path\"} 4\n"));
-	free(s.prom);
+	assert_int_equal(sl_stats_render_prom(&s, 0), 0);
+	assert_non_null(strstr(s.prom->text, "container_threads{id=\"/we\\\"ird\\\\path\"} 4\n"));
+	sl_stats_prom_put(s.prom);
 }
 
 int main(void)
