@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -269,6 +270,13 @@ int main(int argc, char **argv)
 					     {"help", no_argument, 0, 'h'},
 					     {0, 0, 0, 0}};
 	int o;
+
+	/* Large transient buffers (statistics snapshots, the Prometheus text and
+	 * its gzip: MBs per pass at 1,000 containers) are mmap'd and go back to
+	 * the kernel on free. A fixed threshold also turns off glibc's dynamic
+	 * one, which after the first freed large block would put such blocks in
+	 * the heap, where fragmentation keeps RSS at the high-water mark. */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 
 	while ((o = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (o) {
