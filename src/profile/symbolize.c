@@ -812,11 +812,22 @@ static int add_stack(struct sl_symbolizer *s, struct sl_profile *P, const struct
 			return -ENOMEM;
 		fr[n++] = (uint32_t)k;
 	}
+	/* A frame-pointer walk through code built without frame pointers reads
+	 * garbage "return addresses" that fall outside every mapping; one such
+	 * address makes every caller above it garbage too. A run of unmapped
+	 * frames is kept as one [unknown] frame (the innermost, nearest to
+	 * code that was resolved) instead of a deep chain of them. */
+	int prev_unmapped = 0;
 	for (uint32_t i = rs->n_user; i-- > 0;) {
 		int64_t k = user_frame(s, P, pr, rs->user_ips[i], i > 0);
 		if (k < 0)
 			return -ENOMEM;
-		fr[n++] = (uint32_t)k;
+		int unmapped = (P->frames[k].flags & (SL_FRAME_UNKNOWN | SL_FRAME_PSEUDO)) == SL_FRAME_UNKNOWN;
+		if (unmapped && prev_unmapped)
+			fr[n - 1] = (uint32_t)k;
+		else
+			fr[n++] = (uint32_t)k;
+		prev_unmapped = unmapped;
 	}
 	if (!rs->n_kernel && (rs->flags & SL_RAW_KERNEL_LOST)) {
 		struct sl_frame f = { .name = "[lost kernel stack]",

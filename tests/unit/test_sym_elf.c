@@ -453,6 +453,35 @@ static void test_dedup_and_order(void **state)
 	sl_symbolizer_free(s);
 }
 
+/* Garbage from a frame-pointer walk through code without frame pointers:
+ * a run of addresses outside every mapping is one [unknown] frame (the
+ * innermost of the run); a lone one between resolved frames stays. */
+static void test_unknown_runs_collapse(void **state)
+{
+	(void)state;
+	struct sl_symbolizer *s = sl_symbolizer_new(&(struct sl_sym_config){ 0 });
+	struct sl_raw_profile *rp = sl_raw_profile_new(SL_PROF_ON_CPU, 0, 0, 0);
+	uint64_t other = (uint64_t)(uintptr_t)&test_dedup_and_order + 8;
+	/* innermost first, as BPF records them */
+	uint64_t u[6] = { target_ip(), 0x10, other, 0x20, 0x30, 0x40 };
+	struct sl_raw_stack st = { .pid = (uint32_t)getpid(), .comm = "a", .user_ips = u, .n_user = 6,
+				   .count = 1 };
+	assert_int_equal(sl_raw_profile_add(rp, &st), 0);
+	struct sl_profile *p = sl_symbolize(s, rp);
+	assert_non_null(p);
+	const struct sl_sample *a = &p->samples[0];
+	assert_int_equal(a->nframes, 4); /* [unknown] other [unknown] target */
+	assert_string_equal(p->frames[a->frames[0]].name, "[unknown]");
+	assert_int_equal(p->frames[a->frames[0]].address, 0x20);
+	assert_string_equal(p->frames[a->frames[1]].name, "test_dedup_and_order");
+	assert_string_equal(p->frames[a->frames[2]].name, "[unknown]");
+	assert_int_equal(p->frames[a->frames[2]].address, 0x10);
+	assert_string_equal(p->frames[a->frames[3]].name, "sl_test_target_fn");
+	sl_profile_free(p);
+	sl_raw_profile_free(rp);
+	sl_symbolizer_free(s);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -485,6 +514,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_vdso),
 		cmocka_unit_test(test_deleted_memfd_exited),
 		cmocka_unit_test(test_dedup_and_order),
+		cmocka_unit_test(test_unknown_runs_collapse),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
