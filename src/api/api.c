@@ -9,9 +9,11 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -37,6 +39,7 @@ struct sl_api {
 	dev_t sock_dev;
 	ino_t sock_ino;
 	size_t max_body;
+	atomic_uint metrics_inflight; /* /metrics responses not yet released */
 };
 
 struct reply {
@@ -110,6 +113,7 @@ static void h_healthz(struct sl_api *api, const struct sl_api_param *p, size_t n
 
 /* What a /metrics response holds on to until it is sent. */
 struct metrics_body {
+	struct sl_api *api;
 	struct sl_stats_prom *prom; /* container families: a reference, not a copy */
 	char *own;                  /* the agent's own families, rendered now */
 	unsigned char *gz_tail;     /* gzip: own compressed + trailer */
@@ -118,6 +122,7 @@ struct metrics_body {
 static void metrics_body_free(void *cls)
 {
 	struct metrics_body *mb = cls;
+	atomic_fetch_sub(&mb->api->metrics_inflight, 1);
 	sl_stats_prom_put(mb->prom);
 	free(mb->own);
 	free(mb->gz_tail);
@@ -144,14 +149,23 @@ static void h_metrics(struct sl_api *api, const struct sl_api_param *p, size_t n
 		reply_error(r, 400, "INVALID_ARGUMENT", err);
 		return;
 	}
+	/* each response may hold a pass's text until its client has read it:
+	 * bound how many, and so the memory slow clients can pin */
+	if (atomic_fetch_add(&api->metrics_inflight, 1) >= SL_API_MAX_METRICS_INFLIGHT) {
+		atomic_fetch_sub(&api->metrics_inflight, 1);
+		reply_error(r, 429, "RESOURCE_EXHAUSTED", "too many /metrics responses in flight");
+		return;
+	}
 	struct metrics_body *mb = calloc(1, sizeof(*mb));
 	size_t len = 0;
 	FILE *f = mb ? open_memstream(&mb->own, &len) : NULL;
 	if (!f) {
 		free(mb);
+		atomic_fetch_sub(&api->metrics_inflight, 1);
 		reply_error(r, 500, "INTERNAL", "out of memory");
 		return;
 	}
+	mb->api = api;
 	sl_agent_write_metrics(api->a, f);
 	if (fclose(f) != 0 || !mb->own) {
 		metrics_body_free(mb);
@@ -316,6 +330,32 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
 	return MHD_YES;
 }
 
+/* Every Accept-Encoding header line, joined with ", " (RFC 9110 5.3: one
+ * list); a value that would not fit is dropped, so gzip is not assumed. */
+struct accept_enc {
+	char v[512];
+	size_t len;
+};
+
+static enum MHD_Result collect_accept_encoding(void *cls, enum MHD_ValueKind kind, const char *key,
+					       const char *value)
+{
+	(void)kind;
+	struct accept_enc *ae = cls;
+	if (!key || !value || strcasecmp(key, MHD_HTTP_HEADER_ACCEPT_ENCODING))
+		return MHD_YES;
+	size_t vl = strlen(value), need = vl + (ae->len ? 2 : 0);
+	if (ae->len + need >= sizeof(ae->v))
+		return MHD_YES;
+	if (ae->len) {
+		memcpy(ae->v + ae->len, ", ", 2);
+		ae->len += 2;
+	}
+	memcpy(ae->v + ae->len, value, vl + 1);
+	ae->len += vl;
+	return MHD_YES;
+}
+
 static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r)
 {
 	struct MHD_Response *resp;
@@ -395,8 +435,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				 SL_API_MAX_PARAMS);
 			reply_error(&r, 400, "INVALID_ARGUMENT", msg);
 		} else {
-			r.accept_gzip = sl_gz_accepted(MHD_lookup_connection_value(
-				c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
+			struct accept_enc ae = {0};
+			MHD_get_connection_values(c, MHD_HEADER_KIND, collect_accept_encoding, &ae);
+			r.accept_gzip = sl_gz_accepted(ae.v);
 			rt->fn(api, ps.p, ps.n, &r);
 		}
 	}

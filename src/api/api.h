@@ -27,6 +27,9 @@ struct sl_api;
 /* Bodies larger than this are cut (OUT-4): event/container lists lose their
  * tail and carry "truncated": true; text gets a "# ...[truncated]" line. */
 #define SL_API_MAX_BODY ((size_t)8 << 20)
+/* /metrics responses in flight at once (each may pin a statistics pass's
+ * text until its client has read it); more is a 429. */
+#define SL_API_MAX_METRICS_INFLIGHT 16
 /* Query parameters read per request; more is a 400. */
 #define SL_API_MAX_PARAMS 32
 

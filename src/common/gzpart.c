@@ -28,9 +28,8 @@ static int deflate_raw(const void *text, size_t len, int level, int flush, size_
 		return -ENOMEM;
 	/* deflateBound assumes one Z_FINISH; a sync flush adds an empty stored
 	 * block (<= 5 bytes) and chunked input may add a few more */
-	size_t cap = deflateBound(&zs, (uLong)(len > CHUNK_MAX ? CHUNK_MAX : len)) + 64;
-	if (len > CHUNK_MAX)
-		cap += len;
+	/* start from the bound of at most 64 MiB of input; doubling grows it */
+	size_t cap = deflateBound(&zs, (uLong)(len > (64u << 20) ? (64u << 20) : len)) + 64;
 	unsigned char *buf = malloc(cap + extra);
 	if (!buf) {
 		deflateEnd(&zs);
@@ -144,35 +143,37 @@ int sl_gz_tail(const void *text, size_t len, int level, uint32_t crc_before, uin
 	return 0;
 }
 
-/* q of one coding's parameters ("; q=0.5"): 1000ths; 1000 when absent. */
+/* The weight of one list member's parameters, p..end being what follows the
+ * coding name: 1000ths; 1000 when there is no weight. RFC 9110 12.4.2:
+ * weight = OWS ";" OWS "q=" qvalue, qvalue = "0" ["." 0*3DIGIT] /
+ * "1" ["." 0*3("0")]. Anything else is malformed and weighs 0 (not
+ * acceptable: the answer falls back to identity, which is always safe). */
 static int qvalue(const char *p, const char *end)
 {
-	while (p < end) {
-		while (p < end && (*p == ';' || *p == ' ' || *p == '\t'))
-			p++;
-		if (end - p >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
-			p += 2;
-			int v = 0, scale = 1000, seen = 0;
-			if (p < end && (*p == '0' || *p == '1')) {
-				v = (*p - '0') * 1000;
-				p++;
-				seen = 1;
-			}
-			if (p < end && *p == '.') {
-				p++;
-				while (p < end && isdigit((unsigned char)*p) && scale > 1) {
-					scale /= 10;
-					v += (*p - '0') * scale;
-					p++;
-					seen = 1;
-				}
-			}
-			return seen ? (v > 1000 ? 1000 : v) : 0; /* malformed q: not acceptable */
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p == end)
+		return 1000;
+	if (*p++ != ';')
+		return 0;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (end - p < 3 || (p[0] != 'q' && p[0] != 'Q') || p[1] != '=' || (p[2] != '0' && p[2] != '1'))
+		return 0;
+	int one = p[2] == '1', v = one ? 1000 : 0, scale = 100;
+	p += 3;
+	if (p < end && *p == '.') {
+		p++;
+		for (int d = 0; d < 3 && p < end && isdigit((unsigned char)*p); d++, p++) {
+			if (one && *p != '0')
+				return 0;
+			v += (*p - '0') * scale;
+			scale /= 10;
 		}
-		while (p < end && *p != ';')
-			p++;
 	}
-	return 1000;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p == end ? v : 0;
 }
 
 int sl_gz_accepted(const char *ae)
@@ -192,8 +193,10 @@ int sl_gz_accepted(const char *ae)
 			p++;
 		size_t nl = (size_t)(p - name);
 		int q = qvalue(p, end);
+		/* an explicit zero for gzip (or its alias) refuses it, whatever else
+		 * the list says */
 		if ((nl == 4 && !strncasecmp(name, "gzip", 4)) || (nl == 6 && !strncasecmp(name, "x-gzip", 6)))
-			q_gzip = q_gzip < 0 || q > q_gzip ? q : q_gzip;
+			q_gzip = q_gzip < 0 || q == 0 ? q : q_gzip == 0 ? 0 : q;
 		else if (nl == 1 && name[0] == '*')
 			q_star = q;
 		p = *end ? end + 1 : end;

@@ -46,9 +46,11 @@ void sl_gz_part_free(struct sl_gz_part *p);
 int sl_gz_tail(const void *text, size_t len, int level, uint32_t crc_before, uint64_t len_before,
 	       unsigned char **out, size_t *outlen);
 
-/* 1 when an Accept-Encoding header value (RFC 9110 12.5.3) accepts gzip:
- * a "gzip", "x-gzip" or "*" coding whose q is not 0, and no explicit
- * "gzip;q=0". NULL or empty: 0. Case-insensitive. */
+/* 1 when an Accept-Encoding field value (RFC 9110 12.5.3; several header
+ * lines joined with ", ") accepts gzip: a "gzip" or "x-gzip" member whose
+ * weight is not 0 and no such member with weight 0; or, without any, a "*"
+ * member whose weight is not 0. A malformed weight counts as 0. NULL or
+ * empty: 0. Case-insensitive. */
 int sl_gz_accepted(const char *accept_encoding);
 
 #endif

@@ -685,6 +685,11 @@ static void test_metrics_snapshot_gzip(void **state)
 		free(plain);
 		free(h.body);
 	}
+	/* two header lines form one list */
+	g_accept_encoding = "identity\r\nAccept-Encoding: gzip";
+	req("GET", "/metrics", 0, &h);
+	assert_string_equal(h.encoding, "gzip");
+	free(h.body);
 	g_accept_encoding = "gzip;q=0, deflate";
 	req("GET", "/metrics", 0, &h);
 	assert_string_equal(h.encoding, "");
@@ -724,6 +729,48 @@ static void test_metrics_snapshot_gzip(void **state)
 	free(h.body);
 	g_accept_encoding = NULL;
 	free(want);
+}
+
+/* Slow clients cannot pin passes without bound: with
+ * SL_API_MAX_METRICS_INFLIGHT responses unread, the next /metrics is a 429;
+ * once they are gone, scrapes work again and every reference is back. */
+static void test_metrics_inflight_bound(void **state)
+{
+	(void)state;
+	g_prom = make_prom(40000); /* ~2.8 MiB: more than a unix socket buffers */
+	int fds[SL_API_MAX_METRICS_INFLIGHT];
+	for (int i = 0; i < SL_API_MAX_METRICS_INFLIGHT; i++) {
+		fds[i] = socket(AF_UNIX, SOCK_STREAM, 0);
+		struct sockaddr_un sa = {.sun_family = AF_UNIX};
+		assert_true(strlen(g_sock) < sizeof(sa.sun_path));
+		memcpy(sa.sun_path, g_sock, strlen(g_sock) + 1);
+		assert_int_equal(connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)), 0);
+		static const char rq[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+		assert_int_equal(write(fds[i], rq, sizeof(rq) - 1), (ssize_t)sizeof(rq) - 1);
+		char b[16]; /* wait for the response to start: the handler has run */
+		struct pollfd pf = {.fd = fds[i], .events = POLLIN};
+		assert_int_equal(poll(&pf, 1, 5000), 1);
+		assert_int_equal(recv(fds[i], b, sizeof(b), 0), (ssize_t)sizeof(b));
+	}
+	struct http h;
+	req("GET", "/metrics", 0, &h);
+	assert_int_equal(h.status, 429);
+	assert_non_null(strstr(h.body, "RESOURCE_EXHAUSTED"));
+	free(h.body);
+	for (int i = 0; i < SL_API_MAX_METRICS_INFLIGHT; i++)
+		close(fds[i]);
+	long status = 0;
+	for (int i = 0; i < 200 && status != 200; i++) {
+		req("GET", "/metrics", 0, &h);
+		status = h.status;
+		free(h.body);
+		if (status != 200)
+			usleep(10000);
+	}
+	assert_int_equal(status, 200);
+	prom_refs_settle();
+	sl_stats_prom_put(g_prom);
+	g_prom = NULL;
 }
 
 static void test_truncation(void **state)
@@ -1206,6 +1253,7 @@ int main(void)
 		cmocka_unit_test(test_healthz),
 		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_metrics_snapshot_gzip),
+		cmocka_unit_test(test_metrics_inflight_bound),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_socket_mode),
 		cmocka_unit_test(test_concurrent),

@@ -199,6 +199,21 @@ static void test_accepted(void **state)
 		{"gzip;q=", 0},
 		{" gzip ", 1},
 		{"br,gzip", 1},
+		{"gzip;q=1.000", 1},
+		{"gzip;Q=0.5", 1},
+		{"gzip ; q=0.5", 1},
+		{"gzip;q=0.0", 0},
+		{"gzip;q=0, x-gzip", 0}, /* explicit zero wins, in either order */
+		{"x-gzip, gzip;q=0", 0},
+		{"gzip, gzip;q=0", 0},
+		{"identity, gzip", 1}, /* two header lines, joined */
+		/* malformed weights weigh 0 */
+		{"gzip; q = 0", 0},
+		{"gzip;q=1.5", 0},
+		{"gzip;q=2", 0},
+		{"gzip;q=0.5x", 0},
+		{"gzip;q=0.1234", 0},
+		{"gzip;foo=bar", 0},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (sl_gz_accepted(t[i].h) != t[i].want)
