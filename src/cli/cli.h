@@ -4,13 +4,25 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <jansson.h>
 
 /* Exit codes (docs/CLI.md). */
 enum { CLI_OK = 0, CLI_ERR = 1, CLI_USAGE = 2 };
 
-/* ---- http.c: GET over TCP or a unix socket (libcurl) ---- */
+/* ---- http.c: the CLI's one HTTP layer (libcurl, TCP or a unix socket) ----
+ *
+ * Every command talks to the API through these functions. A request goes to
+ * c->base + path (over c->socket when set) on the connection's one easy
+ * handle (kept alive between requests), with only http/https allowed, a
+ * 5 s connect timeout and a whole-request timeout of timeout_s seconds
+ * (<= 0: 30 s; cli_http_get and the cli_get_* helpers use 30 s). A request
+ * body is sent as Content-Type: application/json (without Expect:). A
+ * buffered reply body is bounded by CLI_MAX_BODY. Only cli_unreachable,
+ * cli_http_error and the cli_get_* helpers print (to stderr). */
+
+#define CLI_DEFAULT_API "http://127.0.0.1:9753"
 
 struct cli_conn {
 	const char *base;   /* "http://127.0.0.1:9753" (no trailing '/') */
@@ -19,7 +31,7 @@ struct cli_conn {
 };
 
 struct cli_resp {
-	long status;       /* HTTP status, 0 on transport error */
+	long status;       /* HTTP status, 0 on transport error (see cli_http_stream) */
 	char *body;        /* malloc'd, NUL-terminated; NULL when empty */
 	size_t len;
 	char error[256];   /* transport error text */
@@ -28,17 +40,78 @@ struct cli_resp {
 /* Largest body the CLI accepts (the server bounds its bodies at 8 MiB). */
 #define CLI_MAX_BODY ((size_t)64 << 20)
 
+/* cli_http_stream's return when *stop ended the transfer. */
+#define CLI_HTTP_STOPPED (-2)
+
+/* The API address: *api and *socket from the options, else $SANDLENS_API
+ * and $SANDLENS_SOCKET, else CLI_DEFAULT_API (*api is left pointing at the
+ * URL used, for messages). base gets the URL without trailing '/'. Returns
+ * 0; -1 when that is empty or does not fit in size; -2 when *api has no
+ * "://" (not a URL). Prints nothing. */
+int cli_api_resolve(const char **api, const char **socket, char *base, size_t size);
+
+/* curl_global_init + one easy handle; base and socket (NULL or "" for TCP)
+ * are kept by reference. Returns 0, or -1 when libcurl fails. */
 int cli_http_init(struct cli_conn *c, const char *base, const char *socket);
 void cli_http_close(struct cli_conn *c);
-/* GET base + path (path includes any query). Returns 0 when an HTTP
- * response arrived (any status), -1 on transport error (r->error set).
- * Free r->body with cli_resp_free(). */
+
+/* method (GET, POST, DELETE, ...) base + path (path includes any query),
+ * with body (NUL-terminated JSON) when not NULL, the whole reply buffered in
+ * r. Returns 0 when an HTTP response arrived (any status); -1 on a
+ * transport error or timeout, with r->error set ("response too large" past
+ * CLI_MAX_BODY or when out of memory, "request URL too long", else
+ * libcurl's text), r->status 0 and r->body NULL. Free r->body with
+ * cli_resp_free() (also safe after -1). */
+int cli_http_request(struct cli_conn *c, const char *method, const char *path, const char *body,
+		     long timeout_s, struct cli_resp *r);
+/* cli_http_request(c, "GET", path, NULL, 0 (30 s), r). */
 int cli_http_get(struct cli_conn *c, const char *path, struct cli_resp *r);
+/* Like cli_http_request, but a 2xx reply's body is not buffered: each
+ * complete line is passed to on_line as it arrives (NUL-terminated, without
+ * the '\n'; a last line without '\n' is dropped); other replies' bodies are
+ * buffered in r. The transfer is aborted (closing the connection) as soon
+ * as *stop (may be NULL) is non-zero. Returns 0 when the reply ended
+ * normally; CLI_HTTP_STOPPED when *stop aborted it; -1 on a transport
+ * error or timeout (r->error set, libcurl's text). Unlike cli_http_request,
+ * after CLI_HTTP_STOPPED or -1 r->status is the reply's status when one had
+ * begun (0 if none) and r->body keeps what had arrived of a non-2xx body.
+ * Free r->body with cli_resp_free() in every case. */
+int cli_http_stream(struct cli_conn *c, const char *method, const char *path, const char *body,
+		    long timeout_s, void (*on_line)(char *line, void *ctx), void *ctx,
+		    volatile sig_atomic_t *stop, struct cli_resp *r);
 void cli_resp_free(struct cli_resp *r);
+
+/* "sandlens: cannot reach the API at URL|unix:PATH: r->error" on stderr;
+ * returns CLI_ERR. */
+int cli_unreachable(const struct cli_conn *c, const struct cli_resp *r);
+/* Prints a non-2xx reply for what: the API's JSON {"error":{code,message
+ * [,reason]}} as "sandlens: WHAT: MESSAGE (HTTP STATUS CODE[, reason R])",
+ * else "sandlens: WHAT: HTTP STATUS: BODY" (body cut at 200 bytes). Returns
+ * the exit code: CLI_USAGE for HTTP 400 (the request was bad), else CLI_ERR. */
+int cli_http_error(const char *what, const struct cli_resp *r);
+/* GET path (30 s). Success is HTTP 200, or 503 too when allow_503: returns
+ * CLI_OK with the reply in r (free with cli_resp_free). Otherwise prints why
+ * (cli_unreachable or cli_http_error with path as what), frees r and returns
+ * the exit code. *status (may be NULL) gets the status of any reply. */
+int cli_get_reply(struct cli_conn *c, const char *path, int allow_503, struct cli_resp *r,
+		  long *status);
+/* cli_get_reply, then the body parsed as JSON into *out (new reference).
+ * An empty or non-JSON body prints "sandlens: PATH: the API returned invalid
+ * JSON" and returns CLI_ERR. */
+int cli_get_json(struct cli_conn *c, const char *path, int allow_503, json_t **out, long *status);
 
 /* Query string builder: appends "&k=v" (or "?k=v" first) with v
  * percent-encoded to a fixed buffer. Returns -1 when it does not fit. */
 int cli_query_add(char *buf, size_t size, const char *k, const char *v);
+
+/* ---- main.c: signals ---- */
+
+/* Set to 1 by SIGINT/SIGTERM once cli_catch_signals() ran; follow loops
+ * and task streams stop on it. */
+extern volatile sig_atomic_t cli_stop;
+/* Installs the SIGINT/SIGTERM handler and ignores SIGPIPE (a closed stdout
+ * shows up as EPIPE). */
+void cli_catch_signals(void);
 
 /* ---- format.c: tables for people ---- */
 
@@ -64,7 +137,6 @@ void cli_print_status(FILE *out, json_t *health, const char *metrics);
 
 /* ---- top.c: `sandlens top` (GET /api/v1/sched) ---- */
 
-#include <signal.h>
 /* Table of the sched snapshot: one row per container (and host), sorted by
  * runqueue wait in the interval: waits/s, p50/p90/p99/max wait, WAIT% (share
  * of runnable time spent waiting), internal/external wait, throttled time,

@@ -1,4 +1,5 @@
-/* libcurl GET client for the CLI. */
+/* The CLI's one HTTP layer (cli.h): libcurl requests, buffered or streamed
+ * line by line, and the error reports every command shares. */
 #include "cli/cli.h"
 
 #include <curl/curl.h>
@@ -24,15 +25,48 @@ void cli_http_close(struct cli_conn *c)
 	curl_global_cleanup();
 }
 
-static size_t on_data(char *p, size_t sz, size_t n, void *ud)
+int cli_api_resolve(const char **api, const char **socket, char *base, size_t size)
 {
-	struct cli_resp *r = ud;
-	size_t add = sz * n;
-	if (r->len + add > CLI_MAX_BODY)
-		return 0; /* aborts the transfer: CURLE_WRITE_ERROR */
-	char *nb = realloc(r->body, r->len + add + 1);
-	if (!nb)
+	if (!*api)
+		*api = getenv("SANDLENS_API");
+	if (!*socket)
+		*socket = getenv("SANDLENS_SOCKET");
+	if (!*api || !**api)
+		*api = CLI_DEFAULT_API;
+	size_t bl = strlen(*api);
+	while (bl && (*api)[bl - 1] == '/')
+		bl--;
+	if (bl == 0 || bl >= size)
+		return -1;
+	if (!strstr(*api, "://"))
+		return -2;
+	memcpy(base, *api, bl);
+	base[bl] = '\0';
+	return 0;
+}
+
+/* One transfer: where the reply body goes. */
+struct xfer {
+	CURL *h;
+	struct cli_resp *r;                  /* status; the buffered body */
+	void (*on_line)(char *line, void *ctx); /* NULL: buffer every body */
+	void *ctx;
+	volatile sig_atomic_t *stop;
+	char *line;                          /* partial line of a streamed body */
+	size_t line_len;
+	int too_large;                       /* the buffered body hit its bound */
+};
+
+/* Appends to the buffered body; 0 (which aborts the transfer with
+ * CURLE_WRITE_ERROR) past CLI_MAX_BODY or when out of memory. */
+static size_t buffer(struct xfer *x, const char *p, size_t add)
+{
+	struct cli_resp *r = x->r;
+	char *nb = r->len + add > CLI_MAX_BODY ? NULL : realloc(r->body, r->len + add + 1);
+	if (!nb) {
+		x->too_large = 1;
 		return 0;
+	}
 	r->body = nb;
 	memcpy(r->body + r->len, p, add);
 	r->len += add;
@@ -40,42 +74,120 @@ static size_t on_data(char *p, size_t sz, size_t n, void *ud)
 	return add;
 }
 
-int cli_http_get(struct cli_conn *c, const char *path, struct cli_resp *r)
+static size_t on_data(char *p, size_t sz, size_t n, void *ud)
+{
+	struct xfer *x = ud;
+	size_t add = sz * n;
+	if (!x->on_line)
+		return buffer(x, p, add);
+	if (!x->r->status)
+		curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &x->r->status);
+	if (x->r->status / 100 != 2)
+		return buffer(x, p, add);
+	char *nb = realloc(x->line, x->line_len + add + 1);
+	if (!nb)
+		return 0;
+	x->line = nb;
+	memcpy(x->line + x->line_len, p, add);
+	x->line_len += add;
+	x->line[x->line_len] = '\0';
+	char *nl;
+	while ((nl = memchr(x->line, '\n', x->line_len))) {
+		*nl = '\0';
+		x->on_line(x->line, x->ctx);
+		size_t used = (size_t)(nl - x->line) + 1;
+		memmove(x->line, nl + 1, x->line_len - used);
+		x->line_len -= used;
+		x->line[x->line_len] = '\0';
+	}
+	return add;
+}
+
+static int on_xfer(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+	(void)a, (void)b, (void)c, (void)d;
+	struct xfer *x = ud;
+	return *x->stop ? 1 : 0; /* non-zero aborts: CURLE_ABORTED_BY_CALLBACK */
+}
+
+/* Runs one request with x's body handling; sets x->r->status (0 when no
+ * reply began) and, on failure, x->r->error. Returns 0, -1 or
+ * CLI_HTTP_STOPPED. */
+static int perform(struct cli_conn *c, const char *method, const char *path, const char *body,
+		   long timeout_s, struct xfer *x)
 {
 	CURL *h = c->curl;
 	char url[4096], cerr[CURL_ERROR_SIZE] = "";
+	struct curl_slist *hdrs = NULL;
 
-	memset(r, 0, sizeof(*r));
+	memset(x->r, 0, sizeof(*x->r));
 	if ((size_t)snprintf(url, sizeof(url), "%s%s", c->base, path) >= sizeof(url)) {
-		snprintf(r->error, sizeof(r->error), "request URL too long");
+		snprintf(x->r->error, sizeof(x->r->error), "request URL too long");
 		return -1;
 	}
+	x->h = h;
 	curl_easy_reset(h);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	if (c->socket)
 		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->socket);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s > 0 ? timeout_s : 30L);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "sandlens-cli");
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	if (body) {
+		hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+		hdrs = curl_slist_append(hdrs, "Expect:");
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	}
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
+	if (x->stop) {
+		curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+		curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_xfer);
+		curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
+	}
 	CURLcode rc = curl_easy_perform(h);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
-	if (rc != CURLE_OK) {
-		snprintf(r->error, sizeof(r->error), "%s",
-			 rc == CURLE_WRITE_ERROR ? "response too large"
-			 : cerr[0]		 ? cerr
-						 : curl_easy_strerror(rc));
-		free(r->body);
-		r->body = NULL;
-		r->len = 0;
-		return -1;
-	}
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
-	return 0;
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
+	free(x->line);
+	x->line = NULL;
+	if (!x->r->status)
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &x->r->status);
+	if (rc == CURLE_OK)
+		return 0;
+	snprintf(x->r->error, sizeof(x->r->error), "%s",
+		 x->too_large ? "response too large" : cerr[0] ? cerr : curl_easy_strerror(rc));
+	return rc == CURLE_ABORTED_BY_CALLBACK ? CLI_HTTP_STOPPED : -1;
+}
+
+int cli_http_request(struct cli_conn *c, const char *method, const char *path, const char *body,
+		     long timeout_s, struct cli_resp *r)
+{
+	struct xfer x = {.r = r};
+	if (perform(c, method, path, body, timeout_s, &x) == 0)
+		return 0;
+	cli_resp_free(r);
+	r->status = 0;
+	return -1;
+}
+
+int cli_http_get(struct cli_conn *c, const char *path, struct cli_resp *r)
+{
+	return cli_http_request(c, "GET", path, NULL, 0, r);
+}
+
+int cli_http_stream(struct cli_conn *c, const char *method, const char *path, const char *body,
+		    long timeout_s, void (*on_line)(char *line, void *ctx), void *ctx,
+		    volatile sig_atomic_t *stop, struct cli_resp *r)
+{
+	struct xfer x = {.r = r, .on_line = on_line, .ctx = ctx, .stop = stop};
+	return perform(c, method, path, body, timeout_s, &x);
 }
 
 void cli_resp_free(struct cli_resp *r)
@@ -83,6 +195,62 @@ void cli_resp_free(struct cli_resp *r)
 	free(r->body);
 	r->body = NULL;
 	r->len = 0;
+}
+
+int cli_unreachable(const struct cli_conn *c, const struct cli_resp *r)
+{
+	fprintf(stderr, "sandlens: cannot reach the API at %s%s: %s\n", c->socket ? "unix:" : "",
+		c->socket ? c->socket : c->base, r->error);
+	return CLI_ERR;
+}
+
+int cli_http_error(const char *what, const struct cli_resp *r)
+{
+	json_error_t je;
+	json_t *o = r->body ? json_loads(r->body, 0, &je) : NULL;
+	json_t *e = json_object_get(o, "error");
+	const char *code = json_string_value(json_object_get(e, "code"));
+	const char *msg = json_string_value(json_object_get(e, "message"));
+	const char *reason = json_string_value(json_object_get(e, "reason"));
+	if (code && msg)
+		fprintf(stderr, "sandlens: %s: %s (HTTP %ld %s%s%s)\n", what, msg, r->status, code,
+			reason ? ", reason " : "", reason ? reason : "");
+	else
+		fprintf(stderr, "sandlens: %s: HTTP %ld%s%.200s\n", what, r->status,
+			r->body ? ": " : "", r->body ? r->body : "");
+	json_decref(o);
+	return r->status == 400 ? CLI_USAGE : CLI_ERR;
+}
+
+int cli_get_reply(struct cli_conn *c, const char *path, int allow_503, struct cli_resp *r,
+		  long *status)
+{
+	if (cli_http_get(c, path, r))
+		return cli_unreachable(c, r);
+	if (status)
+		*status = r->status;
+	if (r->status != 200 && !(allow_503 && r->status == 503)) {
+		int rc = cli_http_error(path, r);
+		cli_resp_free(r);
+		return rc;
+	}
+	return CLI_OK;
+}
+
+int cli_get_json(struct cli_conn *c, const char *path, int allow_503, json_t **out, long *status)
+{
+	struct cli_resp r;
+	int rc = cli_get_reply(c, path, allow_503, &r, status);
+	if (rc)
+		return rc;
+	json_error_t je;
+	*out = r.body ? json_loads(r.body, 0, &je) : NULL;
+	cli_resp_free(&r);
+	if (!*out) {
+		fprintf(stderr, "sandlens: %s: the API returned invalid JSON\n", path);
+		return CLI_ERR;
+	}
+	return CLI_OK;
 }
 
 int cli_query_add(char *buf, size_t size, const char *k, const char *v)

@@ -21,16 +21,24 @@
 #include "cli/stats.h"
 #include "cli/tasks.h"
 
-#define DEFAULT_API "http://127.0.0.1:9753"
 #define FOLLOW_INTERVAL_MS 500
 #define FOLLOW_PAGE "1000"
 
-static volatile sig_atomic_t g_stop;
+volatile sig_atomic_t cli_stop;
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	g_stop = 1;
+	cli_stop = 1;
+}
+
+void cli_catch_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a closed stdout shows up as EPIPE */
 }
 
 static void usage(FILE *out)
@@ -49,7 +57,7 @@ static void usage(FILE *out)
 		"  syscall-errors  failed system calls of a container by (syscall, errno)\n"
 		"              (sandlens profile --help for their options)\n"
 		"\n"
-		"connection (default " DEFAULT_API "):\n"
+		"connection (default " CLI_DEFAULT_API "):\n"
 		"  --api URL        API base URL (env SANDLENS_API)\n"
 		"  --socket PATH    talk HTTP over this unix socket (env SANDLENS_SOCKET)\n"
 		"\n"
@@ -83,52 +91,6 @@ struct opts {
 	int follow, json;
 	int events_only_set; /* an events-only option was given */
 };
-
-/* Prints the error of a non-2xx reply (JSON {"error":{code,message}} or raw
- * text) and returns the exit code: 2 for 400 (the request was bad), else 1. */
-static int report_http_error(const char *what, const struct cli_resp *r)
-{
-	json_error_t je;
-	json_t *o = r->body ? json_loads(r->body, 0, &je) : NULL;
-	json_t *e = json_object_get(o, "error");
-	const char *code = json_string_value(json_object_get(e, "code"));
-	const char *msg = json_string_value(json_object_get(e, "message"));
-	if (code && msg)
-		fprintf(stderr, "sandlens: %s: %s (HTTP %ld %s)\n", what, msg, r->status, code);
-	else
-		fprintf(stderr, "sandlens: %s: HTTP %ld%s%.200s\n", what, r->status,
-			r->body ? ": " : "", r->body ? r->body : "");
-	json_decref(o);
-	return r->status == 400 ? CLI_USAGE : CLI_ERR;
-}
-
-/* GET path; on success (HTTP 200, or 503 when allow_503) parses JSON into
- * *out and returns 0; else prints why and returns the exit code. */
-static int get_json(struct cli_conn *c, const char *path, int allow_503, json_t **out,
-		    long *status)
-{
-	struct cli_resp r;
-	if (cli_http_get(c, path, &r)) {
-		fprintf(stderr, "sandlens: cannot reach the API at %s%s: %s\n",
-			c->socket ? "unix:" : "", c->socket ? c->socket : c->base, r.error);
-		return CLI_ERR;
-	}
-	if (status)
-		*status = r.status;
-	if (r.status != 200 && !(allow_503 && r.status == 503)) {
-		int rc = report_http_error(path, &r);
-		cli_resp_free(&r);
-		return rc;
-	}
-	json_error_t je;
-	*out = r.body ? json_loads(r.body, 0, &je) : NULL;
-	cli_resp_free(&r);
-	if (!*out) {
-		fprintf(stderr, "sandlens: %s: the API returned invalid JSON\n", path);
-		return CLI_ERR;
-	}
-	return 0;
-}
 
 /* Output failed: a closed pipe is a normal end (like `| head`). */
 static int out_rc(void)
@@ -170,7 +132,7 @@ static int build_events_path(const struct opts *o, char *path, size_t size, int 
 static void sleep_ms(int ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	while (!g_stop && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+	while (!cli_stop && nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
 }
 
@@ -184,7 +146,7 @@ static int cmd_events(struct cli_conn *c, const struct opts *o)
 	if (o->follow) {
 		/* the newest id overall: the floor of the follow cursor, so an
 		 * empty first answer does not replay old non-matching history */
-		rc = get_json(c, "/api/v1/events?limit=1", 0, &body, NULL);
+		rc = cli_get_json(c, "/api/v1/events?limit=1", 0, &body, NULL);
 		if (rc)
 			return rc;
 		cursor = json_integer_value(json_object_get(body, "next_after_id"));
@@ -195,7 +157,7 @@ static int cmd_events(struct cli_conn *c, const struct opts *o)
 	if (build_events_path(o, path, sizeof(path), 1) ||
 	    (o->limit && cli_query_add(path, sizeof(path), "limit", o->limit)))
 		return usage_error("%s", "filter values too long");
-	rc = get_json(c, path, 0, &body, NULL);
+	rc = cli_get_json(c, path, 0, &body, NULL);
 	if (rc)
 		return rc;
 	json_t *evs = json_object_get(body, "events");
@@ -217,7 +179,7 @@ static int cmd_events(struct cli_conn *c, const struct opts *o)
 
 	/* follow: oldest first after the cursor; since applies only to the
 	 * first page (the cursor already guarantees newness) */
-	while (!g_stop) {
+	while (!cli_stop) {
 		char p2[2200], cur[32];
 		snprintf(cur, sizeof(cur), "%lld", (long long)cursor);
 		if (build_events_path(o, p2, sizeof(p2), 0) ||
@@ -225,9 +187,9 @@ static int cmd_events(struct cli_conn *c, const struct opts *o)
 		    cli_query_add(p2, sizeof(p2), "limit", FOLLOW_PAGE) ||
 		    cli_query_add(p2, sizeof(p2), "after_id", cur))
 			return usage_error("%s", "filter values too long");
-		rc = get_json(c, p2, 0, &body, NULL);
+		rc = cli_get_json(c, p2, 0, &body, NULL);
 		if (rc)
-			return g_stop ? CLI_OK : rc;
+			return cli_stop ? CLI_OK : rc;
 		evs = json_object_get(body, "events");
 		size_t n = json_array_size(evs);
 		if (n && !header && !o->json) {
@@ -251,7 +213,7 @@ static int cmd_events(struct cli_conn *c, const struct opts *o)
 static int cmd_containers(struct cli_conn *c, const struct opts *o)
 {
 	json_t *body = NULL;
-	int rc = get_json(c, "/api/v1/containers", 0, &body, NULL);
+	int rc = cli_get_json(c, "/api/v1/containers", 0, &body, NULL);
 	if (rc)
 		return rc;
 	json_t *cs = json_object_get(body, "containers");
@@ -272,7 +234,7 @@ static int cmd_status(struct cli_conn *c, const struct opts *o)
 {
 	json_t *h = NULL;
 	long status = 0;
-	int rc = get_json(c, "/healthz", 1, &h, &status);
+	int rc = cli_get_json(c, "/healthz", 1, &h, &status);
 	if (rc)
 		return rc;
 	if (o->json) {
@@ -296,7 +258,7 @@ static int cmd_status(struct cli_conn *c, const struct opts *o)
 
 static int cmd_top(struct cli_conn *c, const struct opts *o)
 {
-	return cli_top(c, o->json, o->follow, &g_stop);
+	return cli_top(c, o->json, o->follow, &cli_stop);
 }
 
 static const char *g_stats_id; /* the ID of `stats ID`, NULL for the list */
@@ -379,28 +341,13 @@ int main(int argc, char **argv)
 	if (fn != cmd_events && fn != cmd_top && o.events_only_set)
 		return usage_error("'%s' takes only --json (and --api/--socket)", cmd);
 
-	if (!o.api)
-		o.api = getenv("SANDLENS_API");
-	if (!o.socket)
-		o.socket = getenv("SANDLENS_SOCKET");
-	if (!o.api || !*o.api)
-		o.api = DEFAULT_API;
 	char base[1024];
-	size_t bl = strlen(o.api);
-	while (bl && o.api[bl - 1] == '/')
-		bl--;
-	if (bl == 0 || bl >= sizeof(base))
+	int bad = cli_api_resolve(&o.api, &o.socket, base, sizeof(base));
+	if (bad == -1)
 		return usage_error("bad --api URL '%s'", o.api);
-	if (!strstr(o.api, "://"))
+	if (bad)
 		return usage_error("--api wants a URL like http://127.0.0.1:9753, not '%s'", o.api);
-	memcpy(base, o.api, bl);
-	base[bl] = '\0';
-
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN); /* a closed stdout shows up as EPIPE */
+	cli_catch_signals();
 
 	struct cli_conn c;
 	if (cli_http_init(&c, base, o.socket)) {

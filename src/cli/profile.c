@@ -126,20 +126,11 @@ int cli_profile_main(struct cli_conn *c, int argc, char **argv, volatile sig_ato
 		json_object_set_new(body, "min_off_cpu_us", json_integer(min_us));
 
 	json_t *final = NULL;
-	int rc = cli_task_follow(c, body, (long)(ns / 1000000000ull) + 300, progress, NULL, stop, &final);
+	int rc = cli_task_run(c, body, (long)(ns / 1000000000ull) + 300, progress, NULL, stop, &final);
 	json_decref(body);
-	if (isatty(2))
-		fputc('\n', stderr);
 	if (rc)
 		return rc;
-	const char *st = json_string_value(json_object_get(final, "status"));
 	const char *id = json_string_value(json_object_get(final, "id"));
-	if (strcmp(st, "done")) {
-		fprintf(stderr, "sandlens: task %s %s: %s\n", id, st,
-			json_string_value(json_object_get(final, "reason")) ?: "");
-		json_decref(final);
-		return CLI_ERR;
-	}
 	char path[160];
 	snprintf(path, sizeof(path), "/api/v1/tasks/%s/result?format=%s", id, fmt_name(fmt));
 	struct cli_resp r;
@@ -149,7 +140,7 @@ int cli_profile_main(struct cli_conn *c, int argc, char **argv, volatile sig_ato
 		return CLI_ERR;
 	}
 	if (r.status != 200) {
-		rc = cli_task_http_error(path, &r);
+		rc = cli_http_error(path, &r);
 		cli_resp_free(&r);
 		json_decref(final);
 		return rc;

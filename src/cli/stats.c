@@ -5,52 +5,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int http_error(const char *what, const struct cli_resp *r)
-{
-	json_error_t je;
-	json_t *o = r->body ? json_loads(r->body, 0, &je) : NULL;
-	json_t *e = json_object_get(o, "error");
-	const char *code = json_string_value(json_object_get(e, "code"));
-	const char *msg = json_string_value(json_object_get(e, "message"));
-	const char *reason = json_string_value(json_object_get(e, "reason"));
-	if (code && msg)
-		fprintf(stderr, "sandlens: %s: %s (HTTP %ld %s%s%s)\n", what, msg, r->status, code,
-			reason ? ", reason " : "", reason ? reason : "");
-	else
-		fprintf(stderr, "sandlens: %s: HTTP %ld%s%.200s\n", what, r->status,
-			r->body ? ": " : "", r->body ? r->body : "");
-	json_decref(o);
-	return r->status == 400 ? CLI_USAGE : CLI_ERR;
-}
-
+/* GET path: the parsed body in *out; with raw_json, the body printed on one
+ * line as the API sent it instead (*out NULL). Returns a CLI exit code. */
 static int get(struct cli_conn *c, const char *path, json_t **out, int raw_json)
 {
+	if (!raw_json)
+		return cli_get_json(c, path, 0, out, NULL);
 	struct cli_resp r;
-	if (cli_http_get(c, path, &r)) {
-		fprintf(stderr, "sandlens: cannot reach the API at %s%s: %s\n",
-			c->socket ? "unix:" : "", c->socket ? c->socket : c->base, r.error);
-		return CLI_ERR;
-	}
-	if (r.status != 200) {
-		int rc = http_error(path, &r);
-		cli_resp_free(&r);
+	int rc = cli_get_reply(c, path, 0, &r, NULL);
+	if (rc)
 		return rc;
-	}
-	if (raw_json && r.body) {
+	*out = NULL;
+	if (r.body) {
 		fputs(r.body, stdout);
 		fputc('\n', stdout);
-		*out = NULL;
-		cli_resp_free(&r);
-		return CLI_OK;
-	}
-	json_error_t je;
-	*out = r.body ? json_loads(r.body, 0, &je) : NULL;
-	cli_resp_free(&r);
-	if (!*out) {
+	} else {
 		fprintf(stderr, "sandlens: %s: the API returned invalid JSON\n", path);
-		return CLI_ERR;
+		rc = CLI_ERR;
 	}
-	return CLI_OK;
+	cli_resp_free(&r);
+	return rc;
 }
 
 /* "12.3MiB"; "-" when the figure is unknown (null). */

@@ -1,232 +1,93 @@
-/* Task commands of the CLI (tasks.h): dispatch, HTTP with bodies, follow
- * streams, `sandlens tasks`, `sandlens syscall-errors`. */
+/* Task commands of the CLI (tasks.h): dispatch, running a task through its
+ * follow stream, `sandlens tasks`, `sandlens syscall-errors`. */
 #include "cli/tasks.h"
 #include "agent/config.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define DEFAULT_API "http://127.0.0.1:9753"
-
-static volatile sig_atomic_t g_stop;
-static void on_signal(int sig)
-{
-	(void)sig;
-	g_stop = 1;
-}
-
-/* ---- HTTP ---- */
-
-static size_t on_data(char *p, size_t sz, size_t n, void *ud)
-{
-	struct cli_resp *r = ud;
-	size_t add = sz * n;
-	if (r->len + add > CLI_MAX_BODY)
-		return 0;
-	char *nb = realloc(r->body, r->len + add + 1);
-	if (!nb)
-		return 0;
-	r->body = nb;
-	memcpy(r->body + r->len, p, add);
-	r->len += add;
-	r->body[r->len] = '\0';
-	return add;
-}
-
-static void setup(struct cli_conn *c, CURL *h, const char *url, long timeout_s, char *cerr,
-		  struct curl_slist **hdrs)
-{
-	curl_easy_reset(h);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	if (c->socket)
-		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->socket);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s > 0 ? timeout_s : 30L);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "sandlens-cli");
-	*hdrs = curl_slist_append(NULL, "Content-Type: application/json");
-	*hdrs = curl_slist_append(*hdrs, "Expect:");
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdrs);
-}
-
-int cli_http_request(struct cli_conn *c, const char *method, const char *path, const char *body,
-		     long timeout_s, struct cli_resp *r)
-{
-	CURL *h = c->curl;
-	char url[4096], cerr[CURL_ERROR_SIZE] = "";
-	struct curl_slist *hdrs = NULL;
-
-	memset(r, 0, sizeof(*r));
-	if ((size_t)snprintf(url, sizeof(url), "%s%s", c->base, path) >= sizeof(url)) {
-		snprintf(r->error, sizeof(r->error), "request URL too long");
-		return -1;
-	}
-	setup(c, h, url, timeout_s, cerr, &hdrs);
-	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	if (body) {
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-	}
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
-	CURLcode rc = curl_easy_perform(h);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-	curl_slist_free_all(hdrs);
-	if (rc != CURLE_OK) {
-		snprintf(r->error, sizeof(r->error), "%s",
-			 rc == CURLE_WRITE_ERROR ? "response too large" : cerr[0] ? cerr : curl_easy_strerror(rc));
-		free(r->body);
-		r->body = NULL;
-		r->len = 0;
-		return -1;
-	}
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
-	return 0;
-}
-
-int cli_task_http_error(const char *what, const struct cli_resp *r)
-{
-	json_error_t je;
-	json_t *o = r->body ? json_loads(r->body, 0, &je) : NULL;
-	json_t *e = json_object_get(o, "error");
-	const char *code = json_string_value(json_object_get(e, "code"));
-	const char *msg = json_string_value(json_object_get(e, "message"));
-	if (code && msg)
-		fprintf(stderr, "sandlens: %s: %s (HTTP %ld %s)\n", what, msg, r->status, code);
-	else
-		fprintf(stderr, "sandlens: %s: HTTP %ld%s%.200s\n", what, r->status, r->body ? ": " : "",
-			r->body ? r->body : "");
-	json_decref(o);
-	return r->status == 400 ? CLI_USAGE : CLI_ERR;
-}
-
-static int unreachable(struct cli_conn *c, const struct cli_resp *r)
-{
-	fprintf(stderr, "sandlens: cannot reach the API at %s%s: %s\n", c->socket ? "unix:" : "",
-		c->socket ? c->socket : c->base, r->error);
-	return CLI_ERR;
-}
+#include <unistd.h>
 
 /* ---- follow stream ---- */
 
 struct follow {
-	struct cli_resp head;  /* non-2xx body */
-	char *buf;             /* partial line */
-	size_t len;
-	json_t *last;
+	json_t *last; /* the latest record */
 	void (*cb)(json_t *, void *);
 	void *ctx;
-	volatile sig_atomic_t *stop;
-	long status;
-	CURL *h;
 };
 
-static size_t on_stream(char *p, size_t sz, size_t n, void *ud)
+/* One line of the progress stream: a JSON record (other lines are skipped). */
+static void on_record(char *line, void *ud)
 {
 	struct follow *f = ud;
-	size_t add = sz * n;
-	if (!f->status)
-		curl_easy_getinfo(f->h, CURLINFO_RESPONSE_CODE, &f->status);
-	if (f->status != 201)
-		return on_data(p, sz, n, &f->head);
-	char *nb = realloc(f->buf, f->len + add + 1);
-	if (!nb)
-		return 0;
-	f->buf = nb;
-	memcpy(f->buf + f->len, p, add);
-	f->len += add;
-	f->buf[f->len] = 0;
-	char *nl;
-	while ((nl = memchr(f->buf, '\n', f->len))) {
-		*nl = 0;
-		json_error_t je;
-		json_t *rec = json_loads(f->buf, 0, &je);
-		size_t used = (size_t)(nl - f->buf) + 1;
-		memmove(f->buf, nl + 1, f->len - used);
-		f->len -= used;
-		f->buf[f->len] = 0;
-		if (!rec)
-			continue;
-		if (f->cb)
-			f->cb(rec, f->ctx);
-		json_decref(f->last);
-		f->last = rec;
-	}
-	return add;
+	json_error_t je;
+	json_t *rec = json_loads(line, 0, &je);
+	if (!rec)
+		return;
+	if (f->cb)
+		f->cb(rec, f->ctx);
+	json_decref(f->last);
+	f->last = rec;
 }
 
-static int on_xfer(void *ud, curl_off_t a, curl_off_t b, curl_off_t c2, curl_off_t d)
+/* Creates the task with follow=true and reads its progress stream until the
+ * final record (any status), which goes to *final. Returns a CLI exit code. */
+static int follow_task(struct cli_conn *c, json_t *body, long timeout_s,
+		       void (*on_progress)(json_t *rec, void *ctx), void *ctx,
+		       volatile sig_atomic_t *stop, json_t **final)
 {
-	(void)a, (void)b, (void)c2, (void)d;
-	struct follow *f = ud;
-	return f->stop && *f->stop ? 1 : 0; /* non-zero aborts: the agent cancels the task */
-}
-
-int cli_task_follow(struct cli_conn *c, json_t *body, long timeout_s,
-		    void (*on_progress)(json_t *rec, void *ctx), void *ctx,
-		    volatile sig_atomic_t *stop, json_t **final)
-{
-	CURL *h = c->curl;
-	char url[4096], cerr[CURL_ERROR_SIZE] = "";
-	struct curl_slist *hdrs = NULL;
-	struct follow f = {.cb = on_progress, .ctx = ctx, .stop = stop, .h = h};
+	struct follow f = {.cb = on_progress, .ctx = ctx};
+	struct cli_resp r;
+	int rc;
 
 	*final = NULL;
 	json_object_set_new(body, "follow", json_true());
 	char *js = json_dumps(body, JSON_COMPACT);
 	if (!js)
 		return CLI_ERR;
-	snprintf(url, sizeof(url), "%s/api/v1/tasks", c->base);
-	setup(c, h, url, timeout_s, cerr, &hdrs);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, js);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(js));
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_stream);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &f);
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_xfer);
-	curl_easy_setopt(h, CURLOPT_XFERINFODATA, &f);
-	CURLcode rc = curl_easy_perform(h);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-	curl_slist_free_all(hdrs);
+	int hr = cli_http_stream(c, "POST", "/api/v1/tasks", js, timeout_s, on_record, &f, stop, &r);
 	free(js);
-	free(f.buf);
-	if (!f.status)
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &f.status);
-	if (rc == CURLE_ABORTED_BY_CALLBACK) {
-		fprintf(stderr, "sandlens: interrupted: the task is cancelled by the agent\n");
-		json_decref(f.last);
-		cli_resp_free(&f.head);
-		return CLI_ERR;
-	}
-	if (rc != CURLE_OK && f.status == 0) {
-		struct cli_resp r = {0};
-		snprintf(r.error, sizeof(r.error), "%s", cerr[0] ? cerr : curl_easy_strerror(rc));
-		json_decref(f.last);
-		return unreachable(c, &r);
-	}
-	if (f.status != 201) {
-		f.head.status = f.status;
-		int e = cli_task_http_error("create task", &f.head);
-		cli_resp_free(&f.head);
-		json_decref(f.last);
-		return e;
-	}
 	const char *st = json_string_value(json_object_get(f.last, "status"));
-	if (!st || !strcmp(st, "pending") || !strcmp(st, "running")) {
+	if (hr == CLI_HTTP_STOPPED) {
+		fprintf(stderr, "sandlens: interrupted: the task is cancelled by the agent\n");
+		rc = CLI_ERR;
+	} else if (hr && !r.status) {
+		rc = cli_unreachable(c, &r);
+	} else if (r.status != 201) {
+		rc = cli_http_error("create task", &r);
+	} else if (!st || !strcmp(st, "pending") || !strcmp(st, "running")) {
 		fprintf(stderr, "sandlens: the progress stream ended before the task did (%s)\n",
-			rc != CURLE_OK ? (cerr[0] ? cerr : curl_easy_strerror(rc)) : "connection closed");
-		json_decref(f.last);
+			hr ? r.error : "connection closed");
+		rc = CLI_ERR;
+	} else {
+		*final = f.last;
+		f.last = NULL;
+		rc = CLI_OK;
+	}
+	json_decref(f.last);
+	cli_resp_free(&r);
+	return rc;
+}
+
+int cli_task_run(struct cli_conn *c, json_t *body, long timeout_s,
+		 void (*on_progress)(json_t *rec, void *ctx), void *ctx,
+		 volatile sig_atomic_t *stop, json_t **final)
+{
+	int rc = follow_task(c, body, timeout_s, on_progress, ctx, stop, final);
+	if (isatty(2))
+		fputc('\n', stderr); /* ends the progress line */
+	if (rc)
+		return rc;
+	const char *st = json_string_value(json_object_get(*final, "status"));
+	if (strcmp(st, "done")) {
+		fprintf(stderr, "sandlens: task %s %s: %s\n", json_string_value(json_object_get(*final, "id")), st,
+			json_string_value(json_object_get(*final, "reason")) ?: "");
+		json_decref(*final);
+		*final = NULL;
 		return CLI_ERR;
 	}
-	*final = f.last;
 	return CLI_OK;
 }
 
@@ -304,26 +165,6 @@ static void print_task_row(json_t *t)
 	putchar('\n');
 }
 
-static int get_json(struct cli_conn *c, const char *path, json_t **out)
-{
-	struct cli_resp r;
-	if (cli_http_request(c, "GET", path, NULL, 30, &r))
-		return unreachable(c, &r);
-	if (r.status != 200) {
-		int e = cli_task_http_error(path, &r);
-		cli_resp_free(&r);
-		return e;
-	}
-	json_error_t je;
-	*out = r.body ? json_loads(r.body, 0, &je) : NULL;
-	cli_resp_free(&r);
-	if (!*out) {
-		fprintf(stderr, "sandlens: %s: the API returned invalid JSON\n", path);
-		return CLI_ERR;
-	}
-	return 0;
-}
-
 static int valid_task_id(const char *id)
 {
 	if (!*id || strlen(id) > 40)
@@ -345,7 +186,7 @@ static int cmd_tasks(struct cli_conn *c, int argc, char **argv, int json)
 			fprintf(stderr, "sandlens: tasks list takes no argument\n");
 			return CLI_USAGE;
 		}
-		if ((rc = get_json(c, "/api/v1/tasks", &o)))
+		if ((rc = cli_get_json(c, "/api/v1/tasks", 0, &o, NULL)))
 			return rc;
 		json_t *ts = json_object_get(o, "tasks");
 		size_t i;
@@ -375,7 +216,7 @@ static int cmd_tasks(struct cli_conn *c, int argc, char **argv, int json)
 	}
 	snprintf(path, sizeof(path), "/api/v1/tasks/%s", argv[1]);
 	if (!strcmp(argv[0], "show")) {
-		if ((rc = get_json(c, path, &o)))
+		if ((rc = cli_get_json(c, path, 0, &o, NULL)))
 			return rc;
 		char *s = json_dumps(o, json ? JSON_COMPACT : JSON_INDENT(2));
 		if (s)
@@ -386,9 +227,9 @@ static int cmd_tasks(struct cli_conn *c, int argc, char **argv, int json)
 	}
 	struct cli_resp r;
 	if (cli_http_request(c, "DELETE", path, NULL, 30, &r))
-		return unreachable(c, &r);
+		return cli_unreachable(c, &r);
 	if (r.status != 200) {
-		rc = cli_task_http_error(path, &r);
+		rc = cli_http_error(path, &r);
 		cli_resp_free(&r);
 		return rc;
 	}
@@ -442,25 +283,16 @@ static int cmd_syscall_errors(struct cli_conn *c, int argc, char **argv, int jso
 	}
 	json_object_set_new(body, "duration_s", json_real((double)ns / 1e9));
 	json_t *final = NULL;
-	int rc = cli_task_follow(c, body, (long)(ns / 1000000000ull) + 120, progress_dot, NULL, &g_stop, &final);
+	int rc = cli_task_run(c, body, (long)(ns / 1000000000ull) + 120, progress_dot, NULL, &cli_stop, &final);
 	json_decref(body);
-	if (isatty(2))
-		fputc('\n', stderr);
 	if (rc)
 		return rc;
-	const char *st = json_string_value(json_object_get(final, "status"));
-	const char *id = json_string_value(json_object_get(final, "id"));
-	if (strcmp(st, "done")) {
-		fprintf(stderr, "sandlens: task %s %s: %s\n", id, st,
-			json_string_value(json_object_get(final, "reason")) ?: "");
-		json_decref(final);
-		return CLI_ERR;
-	}
 	char path[128];
-	snprintf(path, sizeof(path), "/api/v1/tasks/%s/result?format=json", id);
+	snprintf(path, sizeof(path), "/api/v1/tasks/%s/result?format=json",
+		 json_string_value(json_object_get(final, "id")));
 	json_decref(final);
 	json_t *res = NULL;
-	if ((rc = get_json(c, path, &res)))
+	if ((rc = cli_get_json(c, path, 0, &res, NULL)))
 		return rc;
 	if (json) {
 		char *s = json_dumps(res, JSON_COMPACT);
@@ -543,30 +375,14 @@ int cli_task_dispatch(int argc, char **argv, int *rc)
 		*rc = CLI_OK;
 		return 1;
 	}
-	if (!api)
-		api = getenv("SANDLENS_API");
-	if (!sock)
-		sock = getenv("SANDLENS_SOCKET");
-	if (!api || !*api)
-		api = DEFAULT_API;
 	char base[1024];
-	size_t bl = strlen(api);
-	while (bl && api[bl - 1] == '/')
-		bl--;
-	if (bl == 0 || bl >= sizeof(base) || !strstr(api, "://")) {
+	if (cli_api_resolve(&api, &sock, base, sizeof(base))) {
 		fprintf(stderr, "sandlens: --api wants a URL like http://127.0.0.1:9753, not '%s'\n", api);
 		free(rest);
 		*rc = CLI_USAGE;
 		return 1;
 	}
-	memcpy(base, api, bl);
-	base[bl] = 0;
-
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	cli_catch_signals();
 
 	struct cli_conn c;
 	if (cli_http_init(&c, base, sock)) {
@@ -581,7 +397,7 @@ int cli_task_dispatch(int argc, char **argv, int *rc)
 		*rc = cmd_syscall_errors(&c, n, rest, json);
 	else
 		*rc = json ? (fprintf(stderr, "sandlens: profile: use -o FILE.json for JSON\n"), CLI_USAGE)
-			   : cli_profile_main(&c, n, rest, &g_stop);
+			   : cli_profile_main(&c, n, rest, &cli_stop);
 	cli_http_close(&c);
 	free(rest);
 	fflush(stdout);

@@ -14,24 +14,21 @@
  * *rc; otherwise return 0 (main parses as before). */
 int cli_task_dispatch(int argc, char **argv, int *rc);
 
-/* Any method with an optional JSON body; same contract as cli_http_get
- * (0 when a response arrived, -1 transport error). timeout_s 0 = 30 s. */
-int cli_http_request(struct cli_conn *c, const char *method, const char *path, const char *body,
-		     long timeout_s, struct cli_resp *r);
-
-/* Create a task with follow=true (body: the POST object, "follow" is set
- * here) and read its progress stream until the final record, calling
- * on_progress (may be NULL) with each record. *final gets the last record
- * (new reference). Stops early (closing the connection, which makes the
- * agent cancel the task) when *stop becomes non-zero. Returns a CLI exit
- * code: 0 when a final record arrived (whatever its status). */
-int cli_task_follow(struct cli_conn *c, json_t *body, long timeout_s,
-		    void (*on_progress)(json_t *rec, void *ctx), void *ctx,
-		    volatile sig_atomic_t *stop, json_t **final);
-
-/* Print an API error reply (JSON {"error":{code,message}}) for what; returns
- * the exit code (2 for HTTP 400, else 1). */
-int cli_task_http_error(const char *what, const struct cli_resp *r);
+/* Runs a task to completion: creates it with follow=true (body: the POST
+ * object; "follow" is set here, the caller keeps ownership) and reads its
+ * progress stream (cli_http_stream; timeout_s for the whole stream) until
+ * the final record, calling on_progress (may be NULL) with each record;
+ * then ends the progress line on a terminal (stderr). Returns CLI_OK with
+ * *final (new reference) when the task's final status is "done". Otherwise
+ * *final is NULL and it has printed why and returns the exit code:
+ * "sandlens: task ID STATUS: REASON" (CLI_ERR) for a task that failed or was
+ * cancelled; "interrupted: the task is cancelled by the agent" (CLI_ERR)
+ * when *stop became non-zero (closing the stream makes the agent cancel the
+ * task); cli_unreachable; cli_http_error("create task") for a reply other
+ * than 201; "the progress stream ended before the task did" (CLI_ERR). */
+int cli_task_run(struct cli_conn *c, json_t *body, long timeout_s,
+		 void (*on_progress)(json_t *rec, void *ctx), void *ctx,
+		 volatile sig_atomic_t *stop, json_t **final);
 
 /* `sandlens profile ...` with argv after the command (argc/argv like main). */
 int cli_profile_main(struct cli_conn *c, int argc, char **argv, volatile sig_atomic_t *stop);

@@ -116,11 +116,8 @@ int cli_top(struct cli_conn *c, int json, int follow, volatile sig_atomic_t *sto
 		json_error_t je;
 		json_t *body;
 
-		if (cli_http_get(c, "/api/v1/sched", &r)) {
-			fprintf(stderr, "sandlens: cannot reach the API at %s%s: %s\n", c->socket ? "unix:" : "",
-				c->socket ? c->socket : c->base, r.error);
-			return CLI_ERR;
-		}
+		if (cli_http_get(c, "/api/v1/sched", &r))
+			return cli_unreachable(c, &r);
 		if (r.status != 200) {
 			body = r.body ? json_loads(r.body, 0, &je) : NULL;
 			const char *msg = json_string_value(json_object_get(json_object_get(body, "error"), "message"));
