@@ -146,6 +146,30 @@ static void task_free(struct sl_task *t)
 }
 
 /* Reaper: deadlines, joins, retention. */
+/* A task past its deadline whose runner has not ended it: failed now, with
+ * the deadline reason. Its slot is free again (active--); the runner's
+ * finish() sees `reaped` and leaves the record alone. */
+static void end_overdue(struct sl_tasks *ts, struct sl_task *t)
+{
+	pthread_mutex_lock(&ts->mu);
+	int end = !t->reaped && (t->status == SL_TS_PENDING || t->status == SL_TS_RUNNING);
+	if (end) {
+		t->reaped = 1;
+		t->status = SL_TS_FAILED;
+		snprintf(t->reason, sizeof(t->reason), "%s", t->cancel_reason);
+		t->ended_ns = sl_time_now_ns();
+		t->seq++;
+		ts->active--;
+	}
+	pthread_mutex_unlock(&ts->mu);
+	if (!end)
+		return;
+	sl_task_save(ts, t);
+	pthread_cond_broadcast(&ts->cond);
+	sl_warn(MOD, "task %s: failed: %s", t->id, t->reason);
+	sl_tasks_notify(ts);
+}
+
 static void *reaper_main(void *arg)
 {
 	struct sl_tasks *ts = arg;
@@ -177,13 +201,16 @@ static void *reaper_main(void *arg)
 		pthread_mutex_unlock(&ts->mu);
 
 		/* The reaper itself destroys the BPF objects of overdue tasks:
-		 * a runner that does not come back cannot keep probes alive. */
-		for (size_t i = 0; i < nover; i++)
+		 * a runner that does not come back cannot keep probes alive,
+		 * and the record says failed now, not when (if) it returns. */
+		for (size_t i = 0; i < nover; i++) {
 			if (sl_task_teardown(overdue[i])) {
 				atomic_fetch_add(&ts->reaped_total, 1);
 				sl_warn(MOD, "task %s: deadline exceeded, BPF links and maps destroyed by the reaper",
 					overdue[i]->id);
 			}
+			end_overdue(ts, overdue[i]);
+		}
 		for (size_t i = 0; i < ndone; i++)
 			pthread_join(done[i]->thread, NULL);
 		if (ts->store && now - last_retention > RETENTION_PERIOD_MS * 1000000ull) {

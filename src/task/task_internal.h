@@ -29,6 +29,8 @@ struct sl_task {
 	char cancel_reason[128];
 	int deleted;
 	int finished;        /* the runner has returned */
+	int reaped;          /* ended failed by the reaper at its deadline; the
+			      * runner's own finish() then changes nothing */
 	uint64_t seq;        /* progress sequence */
 	json_t *progress;    /* owned */
 	json_t *result;      /* summary of the result, owned */

@@ -79,6 +79,12 @@ static void finish(struct run *r, int status, const char *reason)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu); /* finish() runs on the runner */
 	pthread_mutex_lock(&ts->mu);
 	t->cpu_ns = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+	if (t->reaped) { /* the reaper ended it at the deadline (task.c) */
+		pthread_mutex_unlock(&ts->mu);
+		sl_info(MOD, "task %s: runner returned after the deadline (would have been %s)", t->id,
+			sl_task_status_name(status));
+		return;
+	}
 	t->status = status;
 	if (reason)
 		snprintf(t->reason, sizeof(t->reason), "%s", reason);
@@ -182,9 +188,21 @@ static json_t *progress_json(struct run *r, uint64_t elapsed_ns)
 			 "cgroups", (json_int_t)(r->set ? r->set->n : 0));
 }
 
+/* 1 when the reaper has ended the task at its deadline: a result that
+ * comes later is not stored (the record says failed). */
+static int was_reaped(struct run *r)
+{
+	pthread_mutex_lock(&r->ts->mu);
+	int v = r->t->reaped;
+	pthread_mutex_unlock(&r->ts->mu);
+	return v;
+}
+
 /* Render p in every profile format into the store. Returns 0 or -errno. */
 static int store_profile(struct run *r, const struct sl_profile *p)
 {
+	if (was_reaped(r))
+		return -ETIMEDOUT;
 	static const char *const fmts[] = {"pprof", "folded", "svg", "json"};
 	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
 		char *buf = NULL;
@@ -293,7 +311,8 @@ static int collect(struct run *r, uint64_t start_wall, uint64_t dur, char *err, 
 		json_object_set_new(sce, "duration_s", json_real((double)dur / 1e9));
 		char *js = json_dumps(sce, JSON_COMPACT);
 		if (js && r->ts->store)
-			rc = sl_task_store_put_result(r->ts->store, t->id, "json", js, strlen(js));
+			rc = was_reaped(r) ? -ETIMEDOUT
+					   : sl_task_store_put_result(r->ts->store, t->id, "json", js, strlen(js));
 		free(js);
 		summary = json_pack("{s:O, s:I, s:[s]}", "dropped", json_object_get(sce, "dropped"),
 				    "total_errors", json_integer_value(json_object_get(sce, "total_errors")),
