@@ -67,27 +67,43 @@ static void ensure_tracefs(const char *path)
 		sl_info(MOD, "mounted tracefs at %s", path);
 }
 
-/* Exclusive flock(2) on <store>.lock, held for the agent's life (released
- * by the kernel at exit). Returns the fd, or -1 with a message when another
- * process holds it or the file cannot be opened. */
-static int store_lock(const char *store_path, char *err, size_t errlen)
+/* mkdir -p of the directory part of path (0700 for what it creates). */
+static void mkdir_parent(const char *path)
+{
+	char buf[600];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(buf, 0700);
+		*p = '/';
+	}
+}
+
+/* Exclusive flock(2) on <file>.lock, held for the agent's life (released
+ * by the kernel at exit). what names the file for messages ("store",
+ * "tasks store"). Returns the fd, or -1 with a message when another
+ * process holds it or the lock file cannot be created. */
+static int file_lock(const char *what, const char *file, const char *key, char *err, size_t errlen)
 {
 	char path[600];
 	int fd;
 
-	if (snprintf(path, sizeof(path), "%s.lock", store_path) >= (int)sizeof(path)) {
-		snprintf(err, errlen, "store.path too long for its lock file");
+	if (snprintf(path, sizeof(path), "%s.lock", file) >= (int)sizeof(path)) {
+		snprintf(err, errlen, "%s: path too long for its lock file", key);
 		return -1;
 	}
+	mkdir_parent(path);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		snprintf(err, errlen, "store lock %.200s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s lock %.200s: %s", what, path, strerror(errno));
 		return -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		snprintf(err, errlen,
-			 "store %.200s is in use by another sandlensd (lock %.200s held); one agent per store",
-			 store_path, path);
+			 "%s %.200s is in use by another sandlensd (lock %.200s held); one agent per file (%s)",
+			 what, file, path, key);
 		close(fd);
 		return -1;
 	}
@@ -314,6 +330,27 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* One agent per store (a second one would record every event twice,
+	 * and its retention pass at open would delete the first one's rows)
+	 * and per task store: both locks are taken before anything is opened
+	 * or loaded. */
+	int lock_fd = file_lock("store", a->cfg.store.path, "store.path", err, sizeof(err));
+	if (lock_fd < 0) {
+		sl_err(MOD, "%s", err);
+		return 1;
+	}
+	int tasks_lock_fd = -1;
+	if (a->cfg.tasks.enabled) {
+		char tdb[sizeof(a->cfg.tasks.store_path) + 64];
+		sl_tasks_db_path(&a->cfg, tdb, sizeof(tdb));
+		tasks_lock_fd = file_lock("tasks store", tdb, "tasks.store_path", err, sizeof(err));
+		if (tasks_lock_fd < 0) {
+			sl_err(MOD, "%s", err);
+			close(lock_fd);
+			return 1;
+		}
+	}
+
 	set_clock_offset(a);
 	ensure_tracefs(a->cfg.tracefs);
 	setup_cgroups(a);
@@ -331,15 +368,9 @@ int main(int argc, char **argv)
 		sl_err(MOD, "store %s: %s", a->cfg.store.path, err);
 		sl_attr_cache_free(a->attr);
 		sl_runc_index_free(a->runc);
-		return 1;
-	}
-	/* One agent per store: a second one would record every event twice. */
-	int lock_fd = store_lock(a->cfg.store.path, err, sizeof(err));
-	if (lock_fd < 0) {
-		sl_err(MOD, "%s", err);
-		sl_store_close(a->store);
-		sl_attr_cache_free(a->attr);
-		sl_runc_index_free(a->runc);
+		close(lock_fd);
+		if (tasks_lock_fd >= 0)
+			close(tasks_lock_fd);
 		return 1;
 	}
 	sl_info(MOD, "store %s (WAL)", a->cfg.store.path);
@@ -394,6 +425,8 @@ out_modules:
 	a->stats = NULL;
 	sl_store_close(a->store); /* flushes the queue */
 	close(lock_fd);
+	if (tasks_lock_fd >= 0)
+		close(tasks_lock_fd);
 	sl_attr_cache_free(a->attr);
 	sl_runc_index_free(a->runc);
 	sl_info(MOD, "stopped");

@@ -8,6 +8,19 @@
 
 #define MOD "tasks"
 
+void sl_tasks_db_path(const struct sl_config *cfg, char *out, size_t len)
+{
+	if (cfg->tasks.store_path[0]) {
+		snprintf(out, len, "%s", cfg->tasks.store_path);
+		return;
+	}
+	const char *sp = cfg->store.path, *sl = strrchr(sp, '/');
+	if (sl)
+		snprintf(out, len, "%.*s/tasks.db", (int)(sl - sp), sp);
+	else
+		snprintf(out, len, "tasks.db");
+}
+
 struct sl_tasks *sl_tasks_start_agent(struct sl_agent *a)
 {
 	const __typeof__(a->cfg.tasks) *c = &a->cfg.tasks;
@@ -28,15 +41,7 @@ struct sl_tasks *sl_tasks_start_agent(struct sl_agent *a)
 	};
 	char err[512];
 
-	if (c->store_path[0]) {
-		snprintf(tc.db_path, sizeof(tc.db_path), "%s", c->store_path);
-	} else {
-		const char *sp = a->cfg.store.path, *sl = strrchr(sp, '/');
-		if (sl)
-			snprintf(tc.db_path, sizeof(tc.db_path), "%.*s/tasks.db", (int)(sl - sp), sp);
-		else
-			snprintf(tc.db_path, sizeof(tc.db_path), "tasks.db");
-	}
+	sl_tasks_db_path(&a->cfg, tc.db_path, sizeof(tc.db_path));
 	if (a->cfg.attribution.enabled)
 		snprintf(tc.runc_root, sizeof(tc.runc_root), "%s", a->cfg.attribution.runc_root);
 	struct sl_tasks *ts = sl_tasks_new(&tc, err, sizeof(err));
