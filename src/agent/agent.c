@@ -158,7 +158,7 @@ void sl_pipeline_cgroup_event(struct sl_agent *a, const struct sl_cgroup_event *
 	if (e->hdr.type == SL_EV_CGROUP_MKDIR)
 		sl_attr_cache_on_mkdir(a->attr, hier, e->cgroup_id, path, sl_mono_ns());
 	else
-		sl_attr_cache_on_rmdir(a->attr, hier, e->cgroup_id);
+		sl_attr_cache_on_rmdir(a->attr, hier, e->cgroup_id, sl_mono_ns());
 }
 
 /* --- read side --- */

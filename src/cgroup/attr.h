@@ -131,8 +131,16 @@ int sl_attr_cache_resolve(struct sl_attr_cache *c, uint64_t v2_id, uint64_t v1_i
 /* cgroup:cgroup_mkdir seen: remember id -> path (path relative to the mount). */
 void sl_attr_cache_on_mkdir(struct sl_attr_cache *c, int hier, uint64_t id, const char *path,
 			    uint64_t now_ns);
-/* cgroup:cgroup_rmdir seen: drop the entry (ATTR-2 churn defence). */
-void sl_attr_cache_on_rmdir(struct sl_attr_cache *c, int hier, uint64_t id);
+/* Grace of a removed cgroup's entry: what a container produced in its last
+ * moments (scheduler samples read at the next tick, late events) still
+ * resolves for this long after its rmdir. Cgroup ids are not reused. */
+#define SL_ATTR_RMDIR_GRACE_NS (5ull * 1000000000ull)
+
+/* cgroup:cgroup_rmdir seen (ATTR-2 churn defence): a negative entry is
+ * dropped at once; a positive one answers for SL_ATTR_RMDIR_GRACE_NS more
+ * (never longer than its TTL) and is then dropped without revalidation.
+ * Counted once per entry in rmdir_drops. */
+void sl_attr_cache_on_rmdir(struct sl_attr_cache *c, int hier, uint64_t id, uint64_t now_ns);
 
 void sl_attr_cache_get_stats(const struct sl_attr_cache *c, struct sl_attr_cache_stats *out);
 

@@ -17,7 +17,10 @@
  * Walks of one hierarchy are at most one per rewalk_interval_ns; a miss
  * inside the interval is a negative entry that expires when the next walk is
  * allowed. A walk that does not find the id leaves a negative entry for
- * negative_ttl_ns. cgroup mkdir/rmdir events insert/drop entries directly.
+ * negative_ttl_ns. cgroup mkdir events insert entries directly; rmdir
+ * drops a negative entry at once and ends a positive one after a short
+ * grace (SL_ATTR_RMDIR_GRACE_NS), so late samples of a dead container still
+ * resolve.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -51,6 +54,7 @@ struct cache_entry {
 	char *path; /* relative to the mount, starts with '/'; NULL for negative */
 	uint64_t expires_ns;
 	bool negative;
+	bool removed; /* rmdir seen: answers until expires_ns, then dropped */
 	struct cache_entry *prev, *next; /* LRU list */
 	UT_hash_handle hh;
 };
@@ -179,6 +183,7 @@ static struct cache_entry *put(struct sl_attr_cache *c, int hier, uint64_t id, c
 	}
 	e->path = dup;
 	e->negative = path == NULL;
+	e->removed = false;
 	e->expires_ns = expires_ns;
 	if (attr) {
 		e->attr = *attr;
@@ -414,7 +419,7 @@ int sl_attr_cache_lookup(struct sl_attr_cache *c, int hier, uint64_t id, uint64_
 	}
 	if (e) {
 		c->st.expired++;
-		if (!e->negative && still_there(c, hier, id, e->path)) {
+		if (!e->negative && !e->removed && still_there(c, hier, id, e->path)) {
 			/* revalidated with one stat(): refresh, re-parse */
 			sl_cgpath_parse_opts(e->path, &c->cfg.path_opts, &e->attr);
 			e->expires_ns = now_ns + c->cfg.positive_ttl_ns;
@@ -500,15 +505,21 @@ void sl_attr_cache_on_mkdir(struct sl_attr_cache *c, int hier, uint64_t id, cons
 	put(c, hier, id, buf, &a, now_ns + c->cfg.positive_ttl_ns, false);
 }
 
-void sl_attr_cache_on_rmdir(struct sl_attr_cache *c, int hier, uint64_t id)
+void sl_attr_cache_on_rmdir(struct sl_attr_cache *c, int hier, uint64_t id, uint64_t now_ns)
 {
 	if (!c || (hier != 0 && hier != 1))
 		return;
 	struct cache_entry *e = find(c, hier, id);
-	if (e) {
+	if (!e || e->removed)
+		return;
+	c->st.rmdir_drops++;
+	if (e->negative) {
 		entry_drop(c, e);
-		c->st.rmdir_drops++;
+		return;
 	}
+	e->removed = true;
+	if (e->expires_ns > now_ns + SL_ATTR_RMDIR_GRACE_NS)
+		e->expires_ns = now_ns + SL_ATTR_RMDIR_GRACE_NS;
 }
 
 void sl_attr_cache_get_stats(const struct sl_attr_cache *c, struct sl_attr_cache_stats *out)

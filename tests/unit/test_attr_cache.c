@@ -391,13 +391,23 @@ static void test_rmdir_and_churn(void **state)
 	sl_attr_cache_on_mkdir(c, 0, 42, "/system.slice/docker-" H2 ".scope", t);
 	assert_int_equal(sl_attr_cache_lookup(c, 0, 42, t, &a, NULL, 0), 1);
 	assert_string_equal(a.container_id, H2);
-	sl_attr_cache_on_rmdir(c, 0, 42);
-	sl_attr_cache_on_rmdir(c, 0, 42); /* twice: no-op */
+	sl_attr_cache_on_rmdir(c, 0, 42, t);
+	sl_attr_cache_on_rmdir(c, 0, 42, t); /* twice: no-op */
 	sl_attr_cache_get_stats(c, &s);
 	assert_int_equal(s.rmdir_drops, 1);
+	/* within the grace a late sample of the dead container still resolves
+	 * (no revalidation: the directory is gone) */
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(sl_attr_cache_lookup(c, 0, 42, t + SL_ATTR_RMDIR_GRACE_NS - 1, &a, NULL, 0), 1);
+	assert_string_equal(a.container_id, H2);
+	/* after it, the entry is gone: a miss (and the walk finds nothing) */
+	assert_int_equal(sl_attr_cache_lookup(c, 0, 42, t + SL_ATTR_RMDIR_GRACE_NS, &a, NULL, 0), 0);
+	sl_attr_cache_get_stats(c, &s);
+	assert_int_equal(s.entries, 1); /* the negative entry of that miss */
+	sl_attr_cache_on_rmdir(c, 0, 42, t); /* drops the negative entry at once */
+	sl_attr_cache_get_stats(c, &s);
 	assert_int_equal(s.entries, 0);
-	assert_int_equal(sl_attr_cache_lookup(c, 0, 42, t, &a, NULL, 0), 0);
-	sl_attr_cache_on_rmdir(c, 0, 42); /* drops the negative entry too */
+	t += SL_ATTR_RMDIR_GRACE_NS;
 
 	char p[128];
 	for (uint64_t i = 0; i < 10000; i++) {
@@ -406,7 +416,7 @@ static void test_rmdir_and_churn(void **state)
 		assert_int_equal(sl_attr_cache_lookup(c, i & 1, 1000 + i, t + i, &a, NULL, 0), 1);
 		assert_int_equal(a.is_container, SL_YES);
 		sl_attr_cache_lookup(c, 0, 900000 + i, t + i, &a, NULL, 0); /* negative noise */
-		sl_attr_cache_on_rmdir(c, i & 1, 1000 + i);
+		sl_attr_cache_on_rmdir(c, i & 1, 1000 + i, t + i);
 		sl_attr_cache_get_stats(c, &s);
 		assert_true(s.entries <= 64);
 	}
