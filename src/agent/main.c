@@ -408,6 +408,7 @@ int main(int argc, char **argv)
 	if (poll_loop(a))
 		rc = 1;
 
+	sl_tasks_shutdown(a->tasks); /* the recorded reason: shutdown, not the streams' end */
 	sl_api_stop(api); /* ends follow streams first; no handler runs after this */
 out_modules:
 	sl_tasks_free(a->tasks); /* cancels running tasks, destroys their BPF objects */

@@ -291,7 +291,7 @@ fail:
 	return NULL;
 }
 
-void sl_tasks_free(struct sl_tasks *ts)
+void sl_tasks_shutdown(struct sl_tasks *ts)
 {
 	struct sl_task *t, *tmp;
 	if (!ts)
@@ -306,6 +306,13 @@ void sl_tasks_free(struct sl_tasks *ts)
 	}
 	pthread_cond_broadcast(&ts->cond);
 	pthread_mutex_unlock(&ts->mu);
+}
+
+void sl_tasks_free(struct sl_tasks *ts)
+{
+	if (!ts)
+		return;
+	sl_tasks_shutdown(ts);
 	if (ts->reaper_started)
 		pthread_join(ts->reaper, NULL); /* returns once every runner was joined */
 	if (ts->own_sym)

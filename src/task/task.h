@@ -130,6 +130,12 @@ struct sl_tasks;
  * capabilities and starts the reaper thread. NULL + err on failure. */
 struct sl_tasks *sl_tasks_new(const struct sl_tasks_config *cfg, char *err, size_t errlen);
 
+/* Cancels every task with reason "agent shutting down" and refuses new
+ * ones (503), without waiting. Called before the API stops, so that the
+ * end of a follow stream does not become the recorded reason. NULL is
+ * fine; sl_tasks_free() does it too. */
+void sl_tasks_shutdown(struct sl_tasks *ts);
+
 /* Cancels every task (reason "agent shutting down"), waits for their
  * teardown, stops the reaper, closes the store. NULL is fine. */
 void sl_tasks_free(struct sl_tasks *ts);

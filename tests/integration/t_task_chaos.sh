@@ -74,10 +74,25 @@ printf '%s\n' "$OUT" >"$SL_LOGDIR/follow-complete.out"
 assert_eq "last streamed status" done "$(printf '%s\n' "$OUT" | tail -1 | jq -r .status)"
 [ "$(printf '%s\n' "$OUT" | wc -l)" -ge 3 ] || fail "follow stream too short: $OUT"
 
-# shutdown while a task runs: it is cancelled, the agent exits 0
+# shutdown while tasks run, one of them followed: both are cancelled with
+# the shutdown as their reason (not the follow stream's end), exit 0
 ID=$(task_create "{\"type\":\"profile_off_cpu\",\"target\":{\"container\":\"$A\"},\"duration_s\":30}")
 task_wait_running "$ID"
+curl -sN -m 60 -XPOST "$SL_API/api/v1/tasks" \
+	-d "{\"type\":\"trace_syscall_errors\",\"target\":{\"container\":\"$A\"},\"duration_s\":30,\"follow\":true}" \
+	>"$SL_LOGDIR/follow-shutdown.out" 2>/dev/null &
+FOLLOW=$!
+n=0
+until grep -q '"status":"running"' "$SL_LOGDIR/follow-shutdown.out" 2>/dev/null; do
+	[ $n -lt 60 ] || fail "the followed task never ran: $(cat "$SL_LOGDIR/follow-shutdown.out")"
+	sleep 0.25
+	n=$((n + 1))
+done
+FID=$(head -1 "$SL_LOGDIR/follow-shutdown.out" | jq -r .id)
 sl_agent_stop || fail "sandlensd exited with status $? on SIGTERM during a task"
+wait "$FOLLOW" 2>/dev/null
 grep -q "task $ID: cancelled: agent shutting down" "$SL_LOGDIR/agent.stderr" || fail "no cancel at shutdown in the agent log"
+grep -q "task $FID: cancelled: agent shutting down" "$SL_LOGDIR/agent.stderr" ||
+	fail "followed task $FID: not cancelled as a shutdown: $(grep "task $FID" "$SL_LOGDIR/agent.stderr")"
 ct_delete
 echo "PASS"
