@@ -1,6 +1,8 @@
 /* Human-readable tables for the CLI. */
 #include "cli/cli.h"
 
+#include "agent/agent.h" /* sl_evkind_names: every type the agent emits */
+
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -66,7 +68,9 @@ static void task(FILE *f, long long pid, const char *comm)
 
 static void duration(FILE *f, long long ns)
 {
-	if (ns >= 3600LL * 1000000000LL)
+	if (ns < 1000000LL)
+		fprintf(f, "%.0fus", (double)(ns > 0 ? ns : 0) / 1e3);
+	else if (ns >= 3600LL * 1000000000LL)
 		fprintf(f, "%.1fh", (double)ns / 3.6e12);
 	else if (ns >= 60LL * 1000000000LL)
 		fprintf(f, "%.1fm", (double)ns / 6e10);
@@ -137,6 +141,65 @@ char *cli_event_details(json_t *ev)
 			fprintf(f, " [%.12s]", str(a, "container_id"));
 		fputs(" constraint=", f);
 		cli_put_safe(f, str(ev, "constraint"));
+	} else if (!strcmp(type, "sched_delay")) {
+		json_t *n = json_object_get(ev, "neighbour");
+		fputs("wait ", f);
+		duration(f, num(ev, "wait_ns"));
+		if (json_is_integer(json_object_get(ev, "cpu")))
+			fprintf(f, " cpu %lld", num(ev, "cpu"));
+		if (*str(ev, "contention")) {
+			fputc(' ', f);
+			cli_put_safe(f, str(ev, "contention"));
+		}
+		if (*str(ev, "enqueue")) {
+			fputs(" (", f);
+			cli_put_safe(f, str(ev, "enqueue"));
+			fputc(')', f);
+		}
+		if (json_is_object(n)) {
+			fputs(" neighbour ", f);
+			task(f, num(n, "pid"), str(n, "comm"));
+			const char *nid = str(n, "container_id"), *nrt = str(n, "runtime");
+			if (*nid || *nrt) {
+				fputs(" [", f);
+				if (*nid)
+					fprintf(f, "%.12s", nid);
+				else
+					cli_put_safe(f, nrt);
+				fputc(']', f);
+			}
+		}
+		if (num(ev, "truncated_count") > 0)
+			fprintf(f, " (+%lld delays suppressed)", num(ev, "truncated_count"));
+	} else {
+		/* a type this CLI does not know (a newer agent): its own scalar
+		 * fields as key=value, so the row is never blank */
+		static const char *const common[] = {"id", "time", "type", "pid", "ppid", "tid",
+						     "comm", "cgroup_id", "container_id", "pod_uid",
+						     "runtime", "qos"};
+		const char *k;
+		json_t *v;
+		int first = 1;
+		json_object_foreach(ev, k, v)
+		{
+			size_t c = 0;
+			while (c < sizeof(common) / sizeof(common[0]) && strcmp(k, common[c]))
+				c++;
+			if (c < sizeof(common) / sizeof(common[0]) || json_is_object(v) || json_is_array(v))
+				continue;
+			if (!first)
+				fputc(' ', f);
+			first = 0;
+			cli_put_safe(f, k);
+			fputc('=', f);
+			if (json_is_string(v)) {
+				cli_put_safe(f, json_string_value(v));
+			} else {
+				char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+				fputs(s ? s : "?", f);
+				free(s);
+			}
+		}
 	}
 	if (fclose(f) != 0) {
 		free(buf);
@@ -145,10 +208,20 @@ char *cli_event_details(json_t *ev)
 	return buf;
 }
 
+/* Width of the TYPE column: the longest event type the agent emits. */
+static int type_width(void)
+{
+	size_t w = strlen("TYPE");
+	for (int k = 0; k < SL_K_MAX; k++)
+		if (strlen(sl_evkind_names[k]) > w)
+			w = strlen(sl_evkind_names[k]);
+	return (int)w;
+}
+
 void cli_print_event_header(FILE *out)
 {
-	fprintf(out, "%-24s %-6s %-12s %7s %-16s %s\n", "TIME", "TYPE", "CONTAINER", "PID", "COMM",
-		"DETAILS");
+	fprintf(out, "%-24s %-*s %-12s %7s %-16s %s\n", "TIME", type_width(), "TYPE", "CONTAINER",
+		"PID", "COMM", "DETAILS");
 }
 
 void cli_print_event_row(FILE *out, json_t *ev)
@@ -156,7 +229,7 @@ void cli_print_event_row(FILE *out, json_t *ev)
 	char t[64], c[64];
 	cli_short_time(str(ev, "time"), t, sizeof(t));
 	cli_short_container(ev, c, sizeof(c));
-	fprintf(out, "%-24s %-6s %-12s %7lld ", t, str(ev, "type"), c, num(ev, "pid"));
+	fprintf(out, "%-24s %-*s %-12s %7lld ", t, type_width(), str(ev, "type"), c, num(ev, "pid"));
 	/* comm padded by hand: escapes change its width */
 	char *comm = NULL;
 	size_t cl = 0;

@@ -47,7 +47,7 @@ static void usage(FILE *out)
 		"usage: sandlens [--api URL | --socket PATH] <command> [options]\n"
 		"\n"
 		"commands:\n"
-		"  events      list process events (exec, exit, signal, oom)\n"
+		"  events      list events (exec, exit, signal, oom, sched_delay)\n"
 		"  containers  list containers seen, with event counts\n"
 		"  status      agent health: modules, hooks, self-metrics\n"
 		"  stats [ID]  workload statistics: the list, or one pod uid / sandbox / container id\n"
@@ -315,7 +315,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		return usage_error("%s", "missing command (events, containers or status)");
+		return usage_error("%s", "missing command (events, containers, status, stats, top, profile, tasks or syscall-errors)");
 	int stats_id = optind + 1 < argc && !strcmp(argv[optind], "stats"); /* stats ID */
 	if (optind + 1 + stats_id < argc)
 		return usage_error("unexpected argument '%s'", argv[optind + 1 + stats_id]);

@@ -1178,6 +1178,15 @@ static void test_cli_exit_codes(void **state)
 	run_cli(&r, "--help", NULL);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "usage"));
+	/* every command is listed (docs/CLI.md's synopsis has the same) */
+	static const char *const cmds[] = {"events", "containers", "status", "stats [ID]", "top",
+					   "profile", "tasks", "syscall-errors"};
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char line[64];
+		snprintf(line, sizeof(line), "\n  %s ", cmds[i]);
+		if (!strstr(r.out, line))
+			fail_msg("--help does not list '%s':\n%s", cmds[i], r.out);
+	}
 }
 
 /* --follow prints the backlog, then new events as they are stored, and
