@@ -11,7 +11,16 @@
 #include <string.h>
 #include <yaml.h>
 
-enum kind { K_STR, K_BOOL, K_UINT, K_DURATION, K_BYTES, K_LOGLEVEL, K_DURATION_NS };
+enum kind { K_STR, K_BOOL, K_UINT, K_DURATION, K_BYTES, K_LOGLEVEL, K_DURATION_NS, K_V1_CONTROLLER };
+
+/* attribution.v1_controller: the cgroup v1 controllers of the kernel
+ * (cgroup_subsys_id, "blkio" being io_cgrp_id), docs/CONFIG.md. A fixed list,
+ * not /proc/cgroups, so that --check-config gives the same answer on any host;
+ * a controller this kernel lacks is reported by the agent at start. */
+static const char *const v1_controllers[] = {
+	"memory", "cpu", "cpuacct", "pids", "blkio", "devices", "freezer", "net_cls",
+	"perf_event", "hugetlb", "cpuset", "net_prio", "rdma", "misc", NULL,
+};
 
 struct key {
 	const char *name; /* dotted path */
@@ -38,7 +47,7 @@ static const struct key keys[] = {
 	{"attribution.cache_size", K_UINT, F(attribution.cache_size), 16, 1u << 22},
 	{"attribution.positive_ttl", K_DURATION, F(attribution.positive_ttl_s), 1, 86400},
 	{"attribution.negative_ttl", K_DURATION, F(attribution.negative_ttl_s), 1, 86400},
-	{"attribution.v1_controller", K_STR, F(attribution.v1_controller), 0, 0},
+	{"attribution.v1_controller", K_V1_CONTROLLER, F(attribution.v1_controller), 0, 0},
 	{"attribution.runc_root", K_STR, F(attribution.runc_root), 0, 0},
 	{"proc.enabled", K_BOOL, F(proc.enabled), 0, 0},
 	{"proc.exec_rate", K_UINT, F(proc.exec_rate), 0, 1000000},
@@ -192,6 +201,22 @@ static int set_value(struct sl_config *c, const struct key *k, const char *v, ch
 	uint64_t u = 0;
 
 	switch (k->kind) {
+	case K_V1_CONTROLLER:
+		for (const char *const *ch = v1_controllers; *ch; ch++)
+			if (!strcmp(v, *ch)) {
+				memcpy(dst, v, strlen(v) + 1); /* every name fits k->size */
+				return 0;
+			}
+		{
+			size_t n = (size_t)snprintf(err, errlen, "%s: '%s' is not a cgroup v1 controller (",
+						    k->name, v);
+			for (const char *const *ch = v1_controllers; *ch && n < errlen; ch++)
+				n += (size_t)snprintf(err + n, errlen - n, "%s%s",
+						      ch == v1_controllers ? "" : "|", *ch);
+			if (n < errlen)
+				snprintf(err + n, errlen - n, ")");
+		}
+		return -1;
 	case K_STR:
 		if (strlen(v) >= k->size) {
 			snprintf(err, errlen, "%s: value longer than %zu bytes", k->name, k->size - 1);
@@ -262,6 +287,42 @@ static int set_value(struct sl_config *c, const struct key *k, const char *v, ch
 	return 0;
 }
 
+/* A YAML null: an explicit !!null tag, or a plain (unquoted) "", "~" or null. */
+static int is_null(const yaml_node_t *n)
+{
+	if (n->type != YAML_SCALAR_NODE)
+		return 0;
+	if (n->tag && !strcmp((const char *)n->tag, YAML_NULL_TAG))
+		return 1;
+	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return 0;
+	const char *v = (const char *)n->data.scalar.value;
+	return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL");
+}
+
+static const char *node_kind(const yaml_node_t *n)
+{
+	if (!n)
+		return "nothing";
+	switch (n->type) {
+	case YAML_MAPPING_NODE: return "a mapping";
+	case YAML_SEQUENCE_NODE: return "a sequence";
+	default: return "a scalar";
+	}
+}
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* name is a section when some key is "<name>.<...>". */
+static int is_section(const char *name)
+{
+	size_t nl = strlen(name);
+	for (size_t i = 0; i < NKEYS; i++)
+		if (!strncmp(keys[i].name, name, nl) && keys[i].name[nl] == '.')
+			return 1;
+	return 0;
+}
+
 static int walk(struct sl_config *c, yaml_document_t *doc, yaml_node_t *map, const char *prefix,
 		char *err, size_t errlen)
 {
@@ -274,32 +335,36 @@ static int walk(struct sl_config *c, yaml_document_t *doc, yaml_node_t *map, con
 			snprintf(err, errlen, "%s: keys must be plain strings", *prefix ? prefix : "(top level)");
 			return -1;
 		}
-		snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "." : "",
-			 (const char *)kn->data.scalar.value);
+		const char *kv = (const char *)kn->data.scalar.value;
+		if (snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "." : "", kv) >= (int)sizeof(name) ||
+		    strlen(kv) != kn->data.scalar.length) {
+			snprintf(err, errlen, "%s: unknown key", name);
+			return -1;
+		}
+		/* "store.path: x" at the top level is not store: {path: x} */
+		if (strchr(kv, '.')) {
+			snprintf(err, errlen, "%s: unknown key (a key has no '.'; nest it under its section)", name);
+			return -1;
+		}
 		for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
 			yaml_node_t *qk = yaml_document_get_node(doc, q->key);
-			if (qk && qk->type == YAML_SCALAR_NODE &&
-			    !strcmp((const char *)qk->data.scalar.value, (const char *)kn->data.scalar.value)) {
+			if (qk && qk->type == YAML_SCALAR_NODE && !strcmp((const char *)qk->data.scalar.value, kv)) {
 				snprintf(err, errlen, "%s: given more than once", name);
 				return -1;
 			}
 		}
-		if (vn && vn->type == YAML_MAPPING_NODE) {
-			int known_section = 0;
-			size_t nl = strlen(name);
-			for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-				if (!strncmp(keys[i].name, name, nl) && keys[i].name[nl] == '.')
-					known_section = 1;
-			if (!known_section) {
-				snprintf(err, errlen, "%s: unknown key", name);
+		if (is_section(name)) {
+			if (vn && vn->type == YAML_MAPPING_NODE) {
+				if (walk(c, doc, vn, name, err, errlen))
+					return -1;
+			} else if (!vn || !is_null(vn)) {
+				snprintf(err, errlen, "%s: must be a mapping (got %s)", name, node_kind(vn));
 				return -1;
-			}
-			if (walk(c, doc, vn, name, err, errlen))
-				return -1;
+			} /* empty or null section (every key commented out): all defaults */
 			continue;
 		}
 		const struct key *k = NULL;
-		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		for (size_t i = 0; i < NKEYS; i++)
 			if (!strcmp(keys[i].name, name))
 				k = &keys[i];
 		if (!k) {
@@ -307,7 +372,16 @@ static int walk(struct sl_config *c, yaml_document_t *doc, yaml_node_t *map, con
 			return -1;
 		}
 		if (!vn || vn->type != YAML_SCALAR_NODE) {
-			snprintf(err, errlen, "%s: expected a single value", name);
+			snprintf(err, errlen, "%s: expected a single value (got %s)", name, node_kind(vn));
+			return -1;
+		}
+		if (is_null(vn)) {
+			snprintf(err, errlen, "%s: no value (empty or null)%s", name,
+				 k->kind == K_STR ? "; write \"\" for an empty string" : "");
+			return -1;
+		}
+		if (strlen((const char *)vn->data.scalar.value) != vn->data.scalar.length) {
+			snprintf(err, errlen, "%s: value contains a NUL byte", name);
 			return -1;
 		}
 		if (set_value(c, k, (const char *)vn->data.scalar.value, err, errlen))
@@ -331,12 +405,25 @@ static int validate(const struct sl_config *c, char *err, size_t errlen)
 		return -1;
 	}
 	if (strcmp(c->sched.watch, "all") && strcmp(c->sched.watch, "none")) {
+		/* a list: at least one prefix (sl_sched_watch_match skips empty
+		 * items), and "all"/"none" only as the whole value */
+		int items = 0, bad = 0;
 		for (const char *p = c->sched.watch; *p; p++)
-			if (!isalnum((unsigned char)*p) && !strchr(",-_.: ", *p)) {
-				snprintf(err, errlen, "sched.watch: '%s' is not all, none or a comma-separated list of id prefixes",
-					 c->sched.watch);
-				return -1;
-			}
+			if (!isalnum((unsigned char)*p) && !strchr(",-_.: ", *p))
+				bad = 1;
+		for (const char *p = c->sched.watch; *p && !bad;) {
+			p += strspn(p, ", ");
+			size_t n = strcspn(p, ", ");
+			if (n && ((n == 3 && !strncmp(p, "all", 3)) || (n == 4 && !strncmp(p, "none", 4))))
+				bad = 1;
+			items += n > 0;
+			p += n;
+		}
+		if (bad || !items) {
+			snprintf(err, errlen, "sched.watch: '%s' is not all, none or a comma-separated list of id prefixes",
+				 c->sched.watch);
+			return -1;
+		}
 	}
 	if (c->tasks.default_hz > c->tasks.max_hz) {
 		snprintf(err, errlen, "tasks.default_hz: %llu exceeds tasks.max_hz %llu",
@@ -347,6 +434,15 @@ static int validate(const struct sl_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "tasks.default_duration: %llus exceeds tasks.max_duration %llus",
 			 (unsigned long long)c->tasks.default_duration_s,
 			 (unsigned long long)c->tasks.max_duration_s);
+		return -1;
+	}
+	if (c->tracefs[0] != '/') {
+		snprintf(err, errlen, "tracefs: '%s' is not an absolute path", c->tracefs);
+		return -1;
+	}
+	if (c->attribution.runc_root[0] != '/') {
+		snprintf(err, errlen, "attribution.runc_root: '%s' is not an absolute path",
+			 c->attribution.runc_root);
 		return -1;
 	}
 	if (!c->store.path[0]) {
@@ -375,7 +471,7 @@ static int validate(const struct sl_config *c, char *err, size_t errlen)
 int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errlen)
 {
 	yaml_parser_t parser;
-	yaml_document_t doc;
+	yaml_document_t doc, next;
 	FILE *f = fopen(path, "r");
 	int rc = -1;
 
@@ -393,7 +489,22 @@ int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errl
 		return -1;
 	}
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
-	if (!root) /* empty file: all defaults */
+	if (root) { /* the stream must end here: a second document is an error */
+		if (!yaml_parser_load(&parser, &next)) {
+			snprintf(err, errlen, "%s:%zu: %s", path, parser.problem_mark.line + 1,
+				 parser.problem ? parser.problem : "YAML syntax error");
+			goto out;
+		}
+		int more = yaml_document_get_root_node(&next) != NULL;
+		size_t line = next.start_mark.line + 1;
+		yaml_document_delete(&next);
+		if (more) {
+			snprintf(err, errlen, "%s:%zu: only one YAML document is allowed (a second one starts here)",
+				 path, line);
+			goto out;
+		}
+	}
+	if (!root || is_null(root)) /* empty file, or only comments: all defaults */
 		rc = 0;
 	else if (root->type != YAML_MAPPING_NODE)
 		snprintf(err, errlen, "%s: top level must be a mapping of keys", path);
@@ -401,6 +512,7 @@ int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errl
 		rc = walk(c, &doc, root, "", err, errlen);
 	if (rc == 0)
 		rc = validate(c, err, errlen);
+out:
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
 	fclose(f);

@@ -9,7 +9,7 @@
 
 struct sl_config {
 	int log_level; /* enum sl_log_level; key log_level: error|warn|info|debug */
-	char tracefs[256];       /* key tracefs: default "/sys/kernel/tracing" */
+	char tracefs[256];       /* key tracefs: default "/sys/kernel/tracing"; absolute */
 	uint64_t tick_ms;        /* key tick_interval: periodic work, default 1000 ms */
 
 	struct {
@@ -31,8 +31,8 @@ struct sl_config {
 		uint64_t cache_size;     /* attribution.cache_size: default 4096 */
 		uint64_t positive_ttl_s; /* attribution.positive_ttl: default 5m */
 		uint64_t negative_ttl_s; /* attribution.negative_ttl: default 30s */
-		char v1_controller[32];  /* attribution.v1_controller: default "memory" */
-		char runc_root[256];     /* attribution.runc_root: plain runc state root, default "/run/runc" */
+		char v1_controller[32];  /* attribution.v1_controller: default "memory"; a v1 controller name */
+		char runc_root[256];     /* attribution.runc_root: plain runc state root, default "/run/runc"; absolute */
 	} attribution;
 
 	struct {
@@ -83,8 +83,9 @@ struct sl_config {
 void sl_config_defaults(struct sl_config *c);
 
 /* Load YAML from path over the defaults. On error returns -1 and writes
- * "<key>: <reason>" (or "<path>:<line>: <reason>" for syntax errors) into
- * err; the caller exits 2. */
+ * "<key>: <reason>" (or "<path>:<line>: <reason>" for syntax errors and a
+ * second YAML document) into err; the caller exits 2. An empty or null
+ * section is all defaults; nothing else is ignored (docs/CONFIG.md). */
 int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errlen);
 
 /* Parsers shared with the CLI: "90s", "5m", "2h", "7d", plain seconds. */

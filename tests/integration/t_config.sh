@@ -56,6 +56,50 @@ store:
   max_rows: -5"
 expect_error "YAML syntax error" nonzero "$(basename "$SL_TMP")" "$base
 proc: [unclosed"
+expect_error "section given a scalar" 2 "store: must be a mapping" "$base
+store: 5"
+expect_error "key given a mapping" 2 "api.threads: expected a single value" "$base
+  threads:
+    n: 2"
+expect_error "key with no value" 2 "store.max_rows: no value" "$base
+store:
+  max_rows:"
+expect_error "unknown v1 controller" 2 attribution.v1_controller "$base
+attribution:
+  v1_controller: bogus"
+expect_error "second YAML document" 2 "only one YAML document" "$base
+---
+log_level: debug"
+expect_error "dotted key" 2 "store.path: unknown key" "$base
+store.path: $SL_TMP/db.sqlite"
+expect_error "empty tracefs" 2 tracefs "$base
+tracefs: \"\""
+expect_error "empty runc_root" 2 attribution.runc_root "$base
+attribution:
+  runc_root: \"\""
+expect_error "empty sched.watch" 2 sched.watch "$base
+sched:
+  watch: \"\""
+
+# Accepted: --check-config exits 0 (starts nothing).
+expect_ok() { # WHAT YAML
+	local what=$1 f="$SL_TMP/ok-$RANDOM.yaml" rc
+	printf '%s\n' "$2" >"$f"
+	timeout -k 2 10 "$SL_BUILD/sandlensd" --check-config --config "$f" >"$SL_LOGDIR/cfg.out" 2>"$SL_LOGDIR/cfg.err"
+	rc=$?
+	[ "$rc" = 0 ] || fail "$what: exit status $rc, expected 0 (stderr: $(head -c 500 "$SL_LOGDIR/cfg.err"))"
+	echo "ok - $what: accepted"
+}
+expect_ok "section with every key commented out" "$base
+store:
+  # path: /var/lib/sandlens/events.db
+  # max_rows: 5
+proc: ~"
+expect_ok "v1 controller pids" "$base
+attribution:
+  v1_controller: pids"
+expect_ok "shipped deploy/sandlensd.yaml" "$(cat "$SL_ROOT/deploy/sandlensd.yaml")"
+
 f="$SL_TMP/missing.yaml"
 timeout -k 2 10 "$SL_BUILD/sandlensd" --config "$f" >/dev/null 2>"$SL_LOGDIR/cfg.err"
 rc=$?

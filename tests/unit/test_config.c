@@ -88,6 +88,41 @@ static void errors_name_the_key(void **state)
 		{"api:\n  listen: \":80\"\n", "api.listen:"},
 		{"log_level: info\nlog_level: debug\n", "log_level: given more than once"},
 		{"proc:\n  exec_rate: 1\nproc:\n  exec_burst: 2\n", "proc: given more than once"},
+		/* a section that is not a mapping */
+		{"store: 5\n", "store: must be a mapping (got a scalar)"},
+		{"store: \"\"\n", "store: must be a mapping (got a scalar)"},
+		{"api: [a, b]\n", "api: must be a mapping (got a sequence)"},
+		{"store: {}\napi:\n  listen: 5\n", "api.listen:"},
+		/* a single-valued key given a mapping or a sequence, or nothing */
+		{"api:\n  listen:\n    host: a\n", "api.listen: expected a single value (got a mapping)"},
+		{"log_level: [debug]\n", "log_level: expected a single value (got a sequence)"},
+		{"store:\n  max_rows:\n", "store.max_rows: no value"},
+		{"proc:\n  enabled: ~\n", "proc.enabled: no value"},
+		{"tasks:\n  store_path: ~\n", "tasks.store_path: no value"},
+		{"api:\n  unix_socket: null\n", "api.unix_socket: no value"},
+		{"tracefs: !!null x\n", "tracefs: no value"},
+		{"tracefs: \"/sys/kernel/tr\\0acing\"\n", "tracefs: value contains a NUL byte"},
+		/* a dotted key is not the nested one */
+		{"store.path: /tmp/x.db\n", "store.path: unknown key"},
+		{"store:\n  path: /a\nstore.path: /b\n", "store.path: unknown key"},
+		/* enums */
+		{"attribution:\n  v1_controller: bogus\n", "attribution.v1_controller: 'bogus' is not a cgroup v1 controller"},
+		{"attribution:\n  v1_controller: \"\"\n", "attribution.v1_controller:"},
+		{"attribution:\n  v1_controller: Memory\n", "attribution.v1_controller:"},
+		{"attribution:\n  v1_controller: io\n", "attribution.v1_controller:"},
+		{"attribution:\n  v1_controller: name=systemd\n", "attribution.v1_controller:"},
+		{"log_level: INFO\n", "log_level:"},
+		/* paths that must be given */
+		{"tracefs: \"\"\n", "tracefs: '' is not an absolute path"},
+		{"tracefs: sys/kernel/tracing\n", "tracefs:"},
+		{"attribution:\n  runc_root: \"\"\n", "attribution.runc_root: '' is not an absolute path"},
+		{"attribution:\n  runc_root: run/runc\n", "attribution.runc_root:"},
+		/* sched.watch: a list has at least one prefix; all/none are whole values */
+		{"sched:\n  watch: \"\"\n", "sched.watch:"},
+		{"sched:\n  watch: \" , ,\"\n", "sched.watch:"},
+		{"sched:\n  watch: all,4f2a\n", "sched.watch:"},
+		{"sched:\n  watch: 4f2a, none\n", "sched.watch:"},
+		{"sched:\n  watch: 4f2a;rm\n", "sched.watch:"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct sl_config c;
@@ -118,6 +153,109 @@ static void empty_file_is_defaults(void **state)
 	assert_int_equal(c.proc.exec_rate, 50);
 }
 
+/* A section with every key commented out (or ~) means all defaults. */
+static void empty_section_is_defaults(void **state)
+{
+	(void)state;
+	static const char *const cases[] = {
+		"api:\n  # listen: 127.0.0.1:1\n  # threads: 8\nproc:\n  exec_rate: 7\n",
+		"api: ~\nproc:\n  exec_rate: 7\n",
+		"api: null\nproc:\n  exec_rate: 7\n",
+		"api: !!null\nproc:\n  exec_rate: 7\n",
+		"proc:\n  exec_rate: 7\napi:\n",
+		"store: {}\napi: {}\nproc: {exec_rate: 7}\n",
+		"tasks:\nstats:\nsched:\nattribution:\napi:\nstore:\nproc:\n  exec_rate: 7\n",
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sl_config c, d;
+		char err[256];
+		if (load(cases[i], &c, err, sizeof(err))) {
+			print_error("case %zu: '%s'\n", i, err);
+			fail();
+		}
+		sl_config_defaults(&d);
+		d.proc.exec_rate = 7;
+		assert_memory_equal(&c, &d, sizeof(c));
+	}
+}
+
+/* The file holds one YAML document; a second one is an error, not ignored. */
+static void one_document_only(void **state)
+{
+	(void)state;
+	struct sl_config c;
+	char err[256];
+	assert_int_equal(load("proc:\n  exec_rate: 7\n---\nproc:\n  exec_rate: 8\n", &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, ":3: only one YAML document is allowed"));
+	assert_int_equal(load("---\nlog_level: debug\n---\n", &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "only one YAML document"));
+	assert_int_equal(load("log_level: debug\n...\n---\nbogus: 1\n", &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "only one YAML document"));
+	/* a syntax error in the second document is still a syntax error */
+	assert_int_equal(load("log_level: debug\n---\na: [1\n", &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, ":4:"));
+	/* explicit start and end markers around one document are fine */
+	assert_int_equal(load("---\nlog_level: debug\n...\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.log_level, SL_LOG_DEBUG);
+	/* a document of only comments, or a bare ---, is all defaults */
+	assert_int_equal(load("# nothing\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(load("---\n# nothing\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(load("~\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.proc.exec_rate, 50);
+}
+
+static void v1_controller_names(void **state)
+{
+	(void)state;
+	static const char *const ok[] = {"memory", "cpu", "cpuacct", "pids", "blkio", "devices",
+					  "freezer", "net_cls", "perf_event", "hugetlb", "cpuset",
+					  "net_prio", "rdma", "misc"};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct sl_config c;
+		char err[256], y[128];
+		snprintf(y, sizeof(y), "attribution:\n  v1_controller: %s\n", ok[i]);
+		if (load(y, &c, err, sizeof(err))) {
+			print_error("%s: '%s'\n", ok[i], err);
+			fail();
+		}
+		assert_string_equal(c.attribution.v1_controller, ok[i]);
+	}
+	/* the error lists what is allowed */
+	struct sl_config c;
+	char err[512];
+	assert_int_equal(load("attribution:\n  v1_controller: bogus\n", &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "(memory|cpu|"));
+	assert_non_null(strstr(err, "|misc)"));
+	/* a short buffer truncates the list, never overruns */
+	char small[40];
+	assert_int_equal(load("attribution:\n  v1_controller: bogus\n", &c, small, sizeof(small)), -1);
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+}
+
+/* Values that stay accepted: quoted "" where "" means none, lists. */
+static void accepted_values(void **state)
+{
+	(void)state;
+	struct sl_config c;
+	char err[256];
+	const char *y = "api:\n  listen: \"\"\n  unix_socket: /run/s.sock\n"
+			"tasks:\n  store_path: \"\"\n"
+			"sched:\n  watch: \"4f2a9c, 6d1e-pod\"\n"
+			"tracefs: /sys/kernel/debug/tracing\n"
+			"attribution:\n  runc_root: /run/containerd/runc/k8s.io\n  v1_controller: pids\n";
+	if (load(y, &c, err, sizeof(err))) {
+		print_error("'%s'\n", err);
+		fail();
+	}
+	assert_string_equal(c.api.listen, "");
+	assert_string_equal(c.tasks.store_path, "");
+	assert_string_equal(c.sched.watch, "4f2a9c, 6d1e-pod");
+	assert_string_equal(c.tracefs, "/sys/kernel/debug/tracing");
+	assert_string_equal(c.attribution.runc_root, "/run/containerd/runc/k8s.io");
+	assert_string_equal(c.attribution.v1_controller, "pids");
+	assert_int_equal(load("sched:\n  watch: none\n", &c, err, sizeof(err)), 0);
+}
+
 static void duration_and_bytes(void **state)
 {
 	(void)state;
@@ -144,6 +282,10 @@ int main(void)
 		cmocka_unit_test(errors_name_the_key),
 		cmocka_unit_test(syntax_error_has_line),
 		cmocka_unit_test(empty_file_is_defaults),
+		cmocka_unit_test(empty_section_is_defaults),
+		cmocka_unit_test(one_document_only),
+		cmocka_unit_test(v1_controller_names),
+		cmocka_unit_test(accepted_values),
 		cmocka_unit_test(duration_and_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
