@@ -309,25 +309,70 @@ static const struct route {
 
 /* ---- MHD glue ---- */
 
-struct params {
-	size_t n;
-	int overflow;
-	struct sl_api_param p[SL_API_MAX_PARAMS];
+/* Per connection (the MHD socket context, made by on_connection): set when
+ * a %00 of the request being read decoded to a NUL byte anywhere in its URL,
+ * path or query (microhttpd passes the path on as a C string, which the
+ * NUL would cut short: "/api/v1/tasks/ID%00/result" would be task ID).
+ * Cleared when the request completes. */
+struct conn_state {
+	int nul;
 };
 
+static struct conn_state *conn_state(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	(void)cls;
+	(void)c;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_context = calloc(1, sizeof(struct conn_state)); /* NULL: on_request's 500 */
+	} else {
+		free(*socket_context);
+		*socket_context = NULL;
+	}
+}
+
+/* microhttpd's own decoding (%HH), noting a NUL byte it produced. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	(void)cls;
+	size_t n = MHD_http_unescape(s);
+	if (memchr(s, 0, n)) {
+		struct conn_state *cs = conn_state(c);
+		if (cs)
+			cs->nul = 1;
+	}
+	return n;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct conn_state *cs = conn_state(c);
+	if (cs)
+		cs->nul = 0;
+	sl_api_tasks_completed(cls, c, con_cls, toe);
+}
+
 static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
-				     const char *value)
+				     size_t key_size, const char *value, size_t value_size)
 {
 	(void)kind;
-	struct params *ps = cls;
-	if (ps->n == SL_API_MAX_PARAMS) {
-		ps->overflow = 1;
-		return MHD_NO;
-	}
-	ps->p[ps->n].key = key ? key : "";
-	ps->p[ps->n].value = value;
-	ps->n++;
-	return MHD_YES;
+	return sl_api_params_add(cls, key, key_size, value, value_size) ? MHD_NO : MHD_YES;
+}
+
+int sl_api_collect_params(struct MHD_Connection *c, struct sl_api_params *ps, char *err,
+			  size_t errlen)
+{
+	memset(ps, 0, sizeof(*ps));
+	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect_param, ps);
+	return sl_api_params_check(ps, err, errlen);
 }
 
 /* Every Accept-Encoding header line, joined with ", " (RFC 9110 5.3: one
@@ -405,6 +450,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct reply r = {0};
 	const struct route *rt = NULL;
 
+	/* a NUL byte (%00) in the path: microhttpd's url stops at it, so it
+	 * would name another route (a NUL in the query is the route's 400) */
+	struct conn_state *cs = conn_state(c);
+	if (!cs) {
+		reply_error(&r, 500, "INTERNAL", "out of memory");
+		return send_reply(c, &r);
+	}
+	if (cs->nul) {
+		struct sl_api_params ps;
+		char msg[256];
+		sl_api_collect_params(c, &ps, msg, sizeof(msg));
+		if (!ps.nul && !ps.overflow) {
+			snprintf(msg, sizeof(msg), "no route for %.120s%%00...: the path holds a NUL byte (%%00)",
+				 url);
+			reply_error(&r, 404, "NOT_FOUND", msg);
+			sl_debug(MOD, "%s %s%%00... -> 404", method, url);
+			return send_reply(c, &r);
+		}
+	}
+
 	/* task routes take POST/DELETE, bodies and streams (api_tasks.c) */
 	if (sl_api_tasks_match(url))
 		return sl_api_tasks_request(api->a, c, url, method, upload, upload_size, con_cls);
@@ -427,12 +492,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		snprintf(msg, sizeof(msg), "%.32s not allowed on %s (use GET)", method, rt->path);
 		reply_error(&r, 405, "METHOD_NOT_ALLOWED", msg);
 	} else {
-		struct params ps = {0};
-		MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_param, &ps);
-		if (ps.overflow) {
-			char msg[96];
-			snprintf(msg, sizeof(msg), "more than %d query parameters",
-				 SL_API_MAX_PARAMS);
+		struct sl_api_params ps;
+		char msg[256];
+		if (sl_api_collect_params(c, &ps, msg, sizeof(msg))) {
 			reply_error(&r, 400, "INVALID_ARGUMENT", msg);
 		} else {
 			struct accept_enc ae = {0};
@@ -477,7 +539,9 @@ static struct MHD_Daemon *start_daemon(struct sl_api *api, int fd, char *err, si
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, /* must come first */
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT,
 		MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S, MHD_OPTION_ARRAY, opts,
-		MHD_OPTION_NOTIFY_COMPLETED, sl_api_tasks_completed, NULL,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+		MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 		MHD_OPTION_END);
 	if (!d)
 		snprintf(err, errlen, "api: starting microhttpd failed");

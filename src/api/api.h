@@ -59,6 +59,39 @@ struct sl_api_param {
 	const char *value;
 };
 
+/* The query parameters of one request (sl_api_collect_params). p[0..n) are
+ * valid for the request's lifetime; after a successful collection no key or
+ * value holds a NUL byte, so each is exactly its C string. */
+struct sl_api_params {
+	size_t n;
+	int overflow;        /* more than SL_API_MAX_PARAMS were given */
+	int nul;             /* a key (1) or value (2) holds a NUL byte (%00) */
+	char nul_name[200];  /* then: the parameter's name, NULs shown as %00 */
+	struct sl_api_param p[SL_API_MAX_PARAMS];
+};
+
+/* Adds one query argument as microhttpd reports it (key_size / value_size
+ * bytes, which may hold NUL bytes that a C string would cut short; value
+ * NULL for a bare "?key"). Returns 0 to go on, or -EINVAL when collecting
+ * must stop: ps->overflow or ps->nul is then set. ps must start zeroed. */
+int sl_api_params_add(struct sl_api_params *ps, const char *key, size_t key_size,
+		      const char *value, size_t value_size);
+
+/* 0 when the collected parameters can be used (no overflow, no NUL byte),
+ * else -EINVAL and the reason in err ("<param>: value contains a NUL byte
+ * (%00)", "parameter '<a%00b>': name contains a NUL byte (%00)", "more
+ * than 32 query parameters"): a 400 INVALID_ARGUMENT. */
+int sl_api_params_check(const struct sl_api_params *ps, char *err, size_t errlen);
+
+struct MHD_Connection;
+
+/* Collects the query parameters of c into *ps (MHD_GET_ARGUMENT_KIND, with
+ * their sizes, through sl_api_params_add) and checks them
+ * (sl_api_params_check). Returns 0, or -EINVAL with the reason in err.
+ * Every route, task routes included, reads its parameters through this. */
+int sl_api_collect_params(struct MHD_Connection *c, struct sl_api_params *ps, char *err,
+			  size_t errlen);
+
 /* Builds the store filter for GET /api/v1/events from the query parameters
  * type, container, pod, since, until, limit, after_id, order (see
  * docs/API.md). since/until take RFC 3339, a duration meaning now_ns minus
@@ -72,6 +105,15 @@ int sl_api_parse_event_params(const struct sl_api_param *p, size_t n, int64_t no
 /* For routes that take no parameters: 0 when n == 0, else -EINVAL and
  * "unknown parameter '<key>'" in err. */
 int sl_api_no_params(const struct sl_api_param *p, size_t n, char *err, size_t errlen);
+
+/* For routes whose parameters are plain strings (the task routes): every
+ * key must be one of names[0..nnames), given at most once, with a
+ * non-empty value. vals[i] gets the value of names[i], NULL when absent
+ * (vals may be NULL when nnames is 0). Returns 0, or -EINVAL with
+ * "unknown parameter '<key>'", "<key>: given more than once" or "<key>:
+ * empty value" in err. */
+int sl_api_params_only(const struct sl_api_param *p, size_t n, const char *const *names,
+		       size_t nnames, const char **vals, char *err, size_t errlen);
 
 /* ---- bodies (api_events.c; pure) ---- */
 

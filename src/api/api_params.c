@@ -31,6 +31,78 @@ int sl_api_no_params(const struct sl_api_param *p, size_t n, char *err, size_t e
 	return fail(err, errlen, "unknown parameter '%s'", p[0].key);
 }
 
+/* name as printable text for a message: NUL and other control bytes as
+ * %XX, cut at the buffer's size. */
+static void show_bytes(char *out, size_t outlen, const char *b, size_t len)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < len && o + 4 < outlen; i++) {
+		unsigned char ch = (unsigned char)b[i];
+		if (ch < 0x20 || ch == 0x7f || ch == '%')
+			o += (size_t)snprintf(out + o, outlen - o, "%%%02X", ch);
+		else
+			out[o++] = (char)ch;
+	}
+	if (outlen)
+		out[o < outlen ? o : outlen - 1] = '\0';
+}
+
+int sl_api_params_add(struct sl_api_params *ps, const char *key, size_t key_size,
+		      const char *value, size_t value_size)
+{
+	if (!key) {
+		key = "";
+		key_size = 0;
+	}
+	int bad = memchr(key, 0, key_size) ? 1 : value && memchr(value, 0, value_size) ? 2 : 0;
+	if (bad) {
+		ps->nul = bad;
+		show_bytes(ps->nul_name, sizeof(ps->nul_name), key, key_size);
+		return -EINVAL;
+	}
+	if (ps->n == SL_API_MAX_PARAMS) {
+		ps->overflow = 1;
+		return -EINVAL;
+	}
+	ps->p[ps->n].key = key;
+	ps->p[ps->n].value = value;
+	ps->n++;
+	return 0;
+}
+
+int sl_api_params_check(const struct sl_api_params *ps, char *err, size_t errlen)
+{
+	if (ps->nul == 1)
+		return fail(err, errlen, "parameter '%s': name contains a NUL byte (%%00)",
+			    ps->nul_name);
+	if (ps->nul)
+		return fail(err, errlen, "%s: value contains a NUL byte (%%00)", ps->nul_name);
+	if (ps->overflow)
+		return fail(err, errlen, "more than %d query parameters", SL_API_MAX_PARAMS);
+	return 0;
+}
+
+int sl_api_params_only(const struct sl_api_param *p, size_t n, const char *const *names,
+		       size_t nnames, const char **vals, char *err, size_t errlen)
+{
+	for (size_t j = 0; j < nnames; j++)
+		vals[j] = NULL;
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+		for (j = 0; j < nnames; j++)
+			if (!strcmp(p[i].key, names[j]))
+				break;
+		if (j == nnames)
+			return fail(err, errlen, "unknown parameter '%s'", p[i].key);
+		if (vals[j])
+			return fail(err, errlen, "%s: given more than once", p[i].key);
+		if (!p[i].value || !*p[i].value)
+			return fail(err, errlen, "%s: empty value", p[i].key);
+		vals[j] = p[i].value;
+	}
+	return 0;
+}
+
 /* Container ids and pod UIDs: short ASCII tokens, no wildcards or quotes. */
 static bool token_ok(const char *v, size_t maxlen)
 {

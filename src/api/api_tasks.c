@@ -320,9 +320,9 @@ static enum MHD_Result create(struct sl_agent *a, struct MHD_Connection *c, stru
 	return send_json(c, 201, rec, loc);
 }
 
-static enum MHD_Result result(struct sl_agent *a, struct MHD_Connection *c, const char *id)
+static enum MHD_Result result(struct sl_agent *a, struct MHD_Connection *c, const char *id,
+			      const char *fmt)
 {
-	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
 	char *body = NULL;
 	size_t len = 0;
 	const char *ctype = "application/octet-stream";
@@ -349,6 +349,30 @@ static enum MHD_Result result(struct sl_agent *a, struct MHD_Connection *c, cons
 	return send_body(c, 200, body, len, ctype, NULL, NULL);
 }
 
+/* The query parameters a task route takes: exactly names[0..nnames), each
+ * at most once (sl_api_params_only); vals as there. 0, or -1 when a 400 was
+ * queued (*ret). */
+static int route_params(struct MHD_Connection *c, const char *const *names, size_t nnames,
+			const char **vals, enum MHD_Result *ret)
+{
+	struct sl_api_params ps;
+	char err[256];
+	if (sl_api_collect_params(c, &ps, err, sizeof(err)) ||
+	    sl_api_params_only(ps.p, ps.n, names, nnames, vals, err, sizeof(err))) {
+		*ret = send_error(c, 400, "INVALID_ARGUMENT", err, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static enum MHD_Result tasks_disabled(struct MHD_Connection *c)
+{
+	return send_error(c, 503, "UNAVAILABLE", "tasks are disabled (tasks.enabled) or failed to start",
+			  NULL);
+}
+
+/* Order of checks on every task route: route (404), method (405), query
+ * parameters (400), tasks enabled (503), then the work. */
 enum MHD_Result sl_api_tasks_request(struct sl_agent *a, struct MHD_Connection *c, const char *url,
 				     const char *method, const char *upload, size_t *upload_size,
 				     void **con_cls)
@@ -357,6 +381,7 @@ enum MHD_Result sl_api_tasks_request(struct sl_agent *a, struct MHD_Connection *
 	int post = !strcmp(method, "POST"), del = !strcmp(method, "DELETE");
 	char id[SL_TASK_ID_LEN];
 	int is_result = 0;
+	enum MHD_Result ret;
 
 	if (post && !strcmp(url, PREFIX)) {
 		struct upload *u = *con_cls;
@@ -381,47 +406,55 @@ enum MHD_Result sl_api_tasks_request(struct sl_agent *a, struct MHD_Connection *
 			*upload_size = 0;
 			return MHD_YES;
 		}
+		/* everything is in the body: no query parameter */
+		if (route_params(c, NULL, 0, NULL, &ret))
+			return ret;
 		if (!a->tasks)
-			return send_error(c, 503, "UNAVAILABLE", "tasks are disabled (tasks.enabled) or failed to start", NULL);
+			return tasks_disabled(c);
 		return create(a, c, u);
 	}
 
-	if (!strcmp(url, "/api/v1/capabilities")) {
+	if (!strcmp(url, "/api/v1/capabilities") || !strcmp(url, PREFIX)) {
+		int caps = !strcmp(url, "/api/v1/capabilities");
 		if (!get)
-			return method_not_allowed(c, method, "GET, HEAD");
+			return method_not_allowed(c, method, caps ? "GET, HEAD" : "GET, HEAD, POST");
+		if (route_params(c, NULL, 0, NULL, &ret))
+			return ret;
 		if (!a->tasks)
-			return send_error(c, 503, "UNAVAILABLE", "tasks are disabled (tasks.enabled) or failed to start", NULL);
-		return send_json(c, 200, sl_tasks_capabilities(a->tasks), NULL);
-	}
-	if (!strcmp(url, PREFIX)) {
-		if (!get)
-			return method_not_allowed(c, method, "GET, HEAD, POST");
-		if (!a->tasks)
-			return send_error(c, 503, "UNAVAILABLE", "tasks are disabled (tasks.enabled) or failed to start", NULL);
-		return send_json(c, 200, sl_tasks_list(a->tasks), NULL);
+			return tasks_disabled(c);
+		return send_json(c, 200, caps ? sl_tasks_capabilities(a->tasks) : sl_tasks_list(a->tasks),
+				 NULL);
 	}
 	if (sl_api_tasks_split(url, id, sizeof(id), &is_result)) {
 		char msg[160];
 		snprintf(msg, sizeof(msg), "no route for %.120s", url);
 		return send_error(c, 404, "NOT_FOUND", msg, NULL);
 	}
-	if (!a->tasks)
-		return send_error(c, 503, "UNAVAILABLE", "tasks are disabled (tasks.enabled) or failed to start", NULL);
 	if (is_result) {
+		static const char *const names[] = {"format"};
+		const char *fmt;
 		if (!get)
 			return method_not_allowed(c, method, "GET, HEAD");
-		return result(a, c, id);
+		if (route_params(c, names, 1, &fmt, &ret))
+			return ret;
+		if (!a->tasks)
+			return tasks_disabled(c);
+		return result(a, c, id, fmt);
 	}
+	if (!get && !del)
+		return method_not_allowed(c, method, "GET, HEAD, DELETE");
+	/* before anything is deleted: a typo must not delete */
+	if (route_params(c, NULL, 0, NULL, &ret))
+		return ret;
+	if (!a->tasks)
+		return tasks_disabled(c);
 	if (get) {
 		json_t *rec = sl_tasks_get(a->tasks, id);
 		if (!rec)
 			return send_error(c, 404, "NOT_FOUND", "no such task", NULL);
 		return send_json(c, 200, rec, NULL);
 	}
-	if (del) {
-		if (sl_tasks_delete(a->tasks, id))
-			return send_error(c, 404, "NOT_FOUND", "no such task", NULL);
-		return send_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1), NULL);
-	}
-	return method_not_allowed(c, method, "GET, HEAD, DELETE");
+	if (sl_tasks_delete(a->tasks, id))
+		return send_error(c, 404, "NOT_FOUND", "no such task", NULL);
+	return send_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1), NULL);
 }

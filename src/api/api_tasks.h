@@ -7,6 +7,11 @@
  *   DELETE /api/v1/tasks/{id}
  *   GET    /api/v1/tasks/{id}/result?format=pprof|folded|svg|json
  *
+ * Query parameters: result takes format (at most once); every other route,
+ * POST included, takes none. Anything else, and a NUL byte (%00) in a
+ * parameter, is a 400 INVALID_ARGUMENT naming it (sl_api_collect_params,
+ * sl_api_params_only), checked after the method and before any work.
+ *
  * Served from the router in api.c (which hands these URLs over whole),
  * on MHD threads. A follow stream is a chunked response whose content
  * reader suspends the connection while there is nothing new and is resumed

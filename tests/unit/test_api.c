@@ -573,6 +573,49 @@ static void test_errors(void **state)
 	check_error("GET", many, 400, "INVALID_ARGUMENT", "query parameters");
 }
 
+/* A percent-encoded NUL byte in a query key or value is a 400 naming the
+ * parameter on every route: cut at the NUL, "container=c0ffee...%00zz"
+ * would match container c0ffee... (a typo widening the filter). */
+static void test_nul_in_params(void **state)
+{
+	(void)state;
+	check_error("GET", "/api/v1/events?container=c0ffee0123456789abcdef%00zzzzzz", 400,
+		    "INVALID_ARGUMENT", "container: value contains a NUL byte");
+	check_error("GET", "/api/v1/events?type=oom%00x", 400, "INVALID_ARGUMENT",
+		    "type: value contains a NUL byte");
+	check_error("GET", "/api/v1/events?limit=5%00", 400, "INVALID_ARGUMENT",
+		    "limit: value contains a NUL byte");
+	check_error("GET", "/api/v1/events?limit=5&order=asc%00", 400, "INVALID_ARGUMENT",
+		    "order: value");
+	check_error("GET", "/api/v1/events?type%00zz=oom", 400, "INVALID_ARGUMENT",
+		    "parameter 'type%00zz': name contains a NUL byte");
+	check_error("GET", "/api/v1/events?%00", 400, "INVALID_ARGUMENT", "'%00'");
+	check_error("GET", "/api/v1/containers?%00=1", 400, "INVALID_ARGUMENT", "'%00'");
+	check_error("GET", "/api/v1/containers?x=%00", 400, "INVALID_ARGUMENT", "x: value");
+	check_error("GET", "/metrics?a%00b", 400, "INVALID_ARGUMENT", "'a%00b'");
+	check_error("GET", "/healthz?x=%00", 400, "INVALID_ARGUMENT", "x: value");
+	check_error("GET", "/api/v1/sched?%00", 400, "INVALID_ARGUMENT", "NUL");
+	check_error("GET", "/api/v1/workloads?%00", 400, "INVALID_ARGUMENT", "NUL");
+	check_error("GET", "/api/v1/workloads/abc/stats?x=%00", 400, "INVALID_ARGUMENT", "NUL");
+	/* the task routes (no executor here: the 400 comes before the 503) */
+	check_error("GET", "/api/v1/tasks?%00", 400, "INVALID_ARGUMENT", "'%00'");
+	check_error("GET", "/api/v1/capabilities?a%00=1", 400, "INVALID_ARGUMENT", "'a%00'");
+	check_error("GET", "/api/v1/tasks/abc/result?format=json%00x", 400, "INVALID_ARGUMENT",
+		    "format: value contains a NUL byte");
+	check_error("DELETE", "/api/v1/tasks/abc?%00", 400, "INVALID_ARGUMENT", "NUL");
+	/* in the path: microhttpd's url would stop at the NUL and name a route */
+	check_error("GET", "/api/v1/containers%00x", 404, "NOT_FOUND", "NUL byte");
+	check_error("GET", "/api/v1/events%00?limit=1", 404, "NOT_FOUND", "/api/v1/events%00");
+	check_error("GET", "/healthz%00", 404, "NOT_FOUND", "NUL byte");
+	check_error("DELETE", "/api/v1/tasks/abc%00/result", 404, "NOT_FOUND", "NUL byte");
+	check_error("GET", "/api/v1/capabilities%00", 404, "NOT_FOUND", "NUL byte");
+	/* the same values without the NUL are fine */
+	json_t *o = req_json("/api/v1/events?container=c0ffee0123456789abcdef&type=oom&limit=5", 0,
+			     200);
+	assert_int_equal(json_array_size(json_object_get(o, "events")), 1);
+	json_decref(o);
+}
+
 static void test_healthz(void **state)
 {
 	(void)state;
@@ -1259,6 +1302,7 @@ int main(void)
 		cmocka_unit_test(test_events_paging),
 		cmocka_unit_test(test_containers),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_nul_in_params),
 		cmocka_unit_test(test_healthz),
 		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_metrics_snapshot_gzip),

@@ -173,6 +173,104 @@ static void test_no_params(void **state)
 	assert_string_equal(err, "unknown parameter 'verbose'");
 }
 
+/* sl_api_params_add/check: microhttpd hands over sizes; a NUL byte (%00)
+ * inside a key or value would cut the C string short (a filter typo would
+ * widen the query), so it is an error naming the parameter. */
+static void test_params_nul(void **state)
+{
+	(void)state;
+	char err[256] = "";
+	struct sl_api_params ps;
+
+	memset(&ps, 0, sizeof(ps));
+	assert_int_equal(sl_api_params_add(&ps, "container", 9, "1014b1", 6), 0);
+	assert_int_equal(sl_api_params_add(&ps, "x", 1, NULL, 0), 0); /* bare ?x */
+	assert_int_equal(sl_api_params_check(&ps, err, sizeof(err)), 0);
+	assert_int_equal(ps.n, 2);
+	assert_string_equal(ps.p[0].key, "container");
+	assert_string_equal(ps.p[0].value, "1014b1");
+	assert_null(ps.p[1].value);
+
+	/* value "1014b1\0zzzzzz" */
+	static const char v[] = "1014b1\0zzzzzz";
+	memset(&ps, 0, sizeof(ps));
+	assert_int_equal(sl_api_params_add(&ps, "type", 4, "oom", 3), 0);
+	assert_int_equal(sl_api_params_add(&ps, "container", 9, v, sizeof(v) - 1), -EINVAL);
+	assert_int_equal(ps.nul, 2);
+	assert_int_equal(sl_api_params_check(&ps, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "container: value contains a NUL byte (%00)");
+
+	/* a trailing NUL alone: "limit=5%00" */
+	memset(&ps, 0, sizeof(ps));
+	assert_int_equal(sl_api_params_add(&ps, "limit", 5, "5\0", 2), -EINVAL);
+	assert_int_equal(sl_api_params_check(&ps, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "limit: value contains a NUL byte (%00)");
+
+	/* key "type\0x" (value fine), and a key that is only NUL */
+	memset(&ps, 0, sizeof(ps));
+	assert_int_equal(sl_api_params_add(&ps, "type\0x", 6, "oom", 3), -EINVAL);
+	assert_int_equal(ps.nul, 1);
+	assert_int_equal(sl_api_params_check(&ps, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "parameter 'type%00x': name contains a NUL byte (%00)");
+	memset(&ps, 0, sizeof(ps));
+	assert_int_equal(sl_api_params_add(&ps, "\0", 1, NULL, 0), -EINVAL);
+	assert_int_equal(sl_api_params_check(&ps, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "parameter '%00': name contains a NUL byte (%00)");
+	/* other bytes of the name are shown escaped, never raw */
+	memset(&ps, 0, sizeof(ps));
+	assert_int_equal(sl_api_params_add(&ps, "a%\n", 3, "\0", 1), -EINVAL);
+	assert_int_equal(sl_api_params_check(&ps, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "a%25%0A: value contains a NUL byte (%00)");
+	/* a long name is cut, not overflowed */
+	char longk[600];
+	memset(longk, 'k', sizeof(longk));
+	longk[599] = 0;
+	memset(&ps, 0, sizeof(ps));
+	assert_int_equal(sl_api_params_add(&ps, longk, sizeof(longk), "v", 1), -EINVAL);
+	assert_int_equal(sl_api_params_check(&ps, err, sizeof(err)), -EINVAL);
+	assert_true(strlen(ps.nul_name) < sizeof(ps.nul_name));
+
+	/* more than SL_API_MAX_PARAMS */
+	memset(&ps, 0, sizeof(ps));
+	for (int i = 0; i < SL_API_MAX_PARAMS; i++)
+		assert_int_equal(sl_api_params_add(&ps, "a", 1, "1", 1), 0);
+	assert_int_equal(sl_api_params_add(&ps, "a", 1, "1", 1), -EINVAL);
+	assert_int_equal(sl_api_params_check(&ps, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "more than 32 query parameters");
+}
+
+static void test_params_only(void **state)
+{
+	(void)state;
+	char err[256] = "";
+	static const char *const names[] = {"format"};
+	const char *v = "junk";
+
+	assert_int_equal(sl_api_params_only(NULL, 0, names, 1, &v, err, sizeof(err)), 0);
+	assert_null(v);
+	struct sl_api_param ok = {"format", "svg"};
+	assert_int_equal(sl_api_params_only(&ok, 1, names, 1, &v, err, sizeof(err)), 0);
+	assert_string_equal(v, "svg");
+
+	struct sl_api_param dup[] = {{"format", "svg"}, {"format", "json"}};
+	assert_int_equal(sl_api_params_only(dup, 2, names, 1, &v, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "format: given more than once");
+	struct sl_api_param unk[] = {{"format", "svg"}, {"x", "1"}};
+	assert_int_equal(sl_api_params_only(unk, 2, names, 1, &v, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "unknown parameter 'x'");
+	struct sl_api_param empty = {"format", ""}, bare = {"format", NULL};
+	assert_int_equal(sl_api_params_only(&empty, 1, names, 1, &v, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "format: empty value");
+	assert_int_equal(sl_api_params_only(&bare, 1, names, 1, &v, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "format: empty value");
+
+	/* no names: every parameter is unknown, repeated or not */
+	struct sl_api_param junk[] = {{"junk", "1"}, {"junk", "1"}};
+	assert_int_equal(sl_api_params_only(junk, 2, NULL, 0, NULL, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "unknown parameter 'junk'");
+	assert_int_equal(sl_api_params_only(NULL, 0, NULL, 0, NULL, err, sizeof(err)), 0);
+}
+
 static void test_error_body(void **state)
 {
 	(void)state;
@@ -303,6 +401,8 @@ int main(void)
 		cmocka_unit_test(test_invalid_each),
 		cmocka_unit_test(test_duplicate_and_order),
 		cmocka_unit_test(test_no_params),
+		cmocka_unit_test(test_params_nul),
+		cmocka_unit_test(test_params_only),
 		cmocka_unit_test(test_error_body),
 		cmocka_unit_test(test_list_body_fits),
 		cmocka_unit_test(test_list_body_truncates),
