@@ -268,6 +268,16 @@ static void duration_and_bytes(void **state)
 	assert_int_equal(v, 604800);
 	assert_int_equal(sl_parse_duration_s("5x", &v), -1);
 	assert_int_equal(sl_parse_duration_s("", &v), -1);
+	assert_int_equal(sl_parse_duration_ns("500ms", &v), 0);
+	assert_int_equal(v, 500000000);
+	assert_int_equal(sl_parse_duration_ns("1h", &v), 0);
+	assert_int_equal(v, 3600000000000ull);
+	assert_int_equal(sl_parse_duration_ns("6000000h", &v), -1); /* overflows u64 ns */
+	assert_int_equal(sl_parse_duration_ns("1d", &v), -1);
+	struct sl_config c;
+	char err[256];
+	assert_int_equal(load("stats:\n  interval: 1h\n", &c, err, sizeof(err)), 0);
+	assert_int_equal(c.stats.interval_ns, 3600000000000ull);
 	assert_int_equal(sl_parse_bytes("4MiB", &v), 0);
 	assert_int_equal(v, 4u << 20);
 	assert_int_equal(sl_parse_bytes("99999999999999999999", &v), -1);
