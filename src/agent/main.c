@@ -408,8 +408,15 @@ int main(int argc, char **argv)
 	if (poll_loop(a))
 		rc = 1;
 
-	sl_tasks_shutdown(a->tasks); /* the recorded reason: shutdown, not the streams' end */
-	sl_api_stop(api); /* ends follow streams first; no handler runs after this */
+	/* Tasks first: cancelled as "agent shutting down" (not as lost follow
+	 * clients), given a moment to end, so that follow streams send their
+	 * final record before the API closes them. */
+	sl_tasks_shutdown(a->tasks);
+	if (sl_tasks_wait_idle(a->tasks, 3000))
+		sl_warn(MOD, "tasks still running 3 s after shutdown began; their streams end without a final record");
+	else
+		sl_api_drain_streams(api, 1000);
+	sl_api_stop(api); /* ends the remaining follow streams; no handler runs after this */
 out_modules:
 	sl_tasks_free(a->tasks); /* cancels running tasks, destroys their BPF objects */
 	a->tasks = NULL;

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -749,6 +750,16 @@ struct sl_api *sl_api_start(struct sl_agent *a, char *err, size_t errlen)
 		return NULL;
 	}
 	return api;
+}
+
+int sl_api_drain_streams(struct sl_api *api, unsigned timeout_ms)
+{
+	if (!api)
+		return 0;
+	struct timespec step = {0, 10 * 1000000L};
+	for (unsigned w = 0; sl_api_tasks_streams_open() && w < timeout_ms; w += 10)
+		nanosleep(&step, NULL);
+	return (int)sl_api_tasks_streams_open();
 }
 
 void sl_api_stop(struct sl_api *api)

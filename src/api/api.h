@@ -38,6 +38,11 @@ struct sl_api;
  * (address parse, bind, socket path, MHD start). */
 struct sl_api *sl_api_start(struct sl_agent *a, char *err, size_t errlen);
 
+/* Waits up to timeout_ms for open task follow streams to send their last
+ * record and end (at shutdown, after the tasks were cancelled and have
+ * ended). Returns how many are still open. NULL: 0. */
+int sl_api_drain_streams(struct sl_api *api, unsigned timeout_ms);
+
 /* Stops both daemons (waits for running handlers), closes the listeners and
  * removes the unix socket file if it is still the one we created. NULL is a
  * no-op. */

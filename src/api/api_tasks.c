@@ -239,6 +239,16 @@ void sl_api_tasks_attach(struct sl_agent *a)
 		sl_tasks_set_notify(a->tasks, kick, NULL);
 }
 
+size_t sl_api_tasks_streams_open(void)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&streams_mu);
+	for (struct stream *s = streams; s; s = s->next)
+		n++;
+	pthread_mutex_unlock(&streams_mu);
+	return n;
+}
+
 void sl_api_tasks_release_all(struct sl_agent *a)
 {
 	if (a && a->tasks)

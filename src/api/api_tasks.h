@@ -52,6 +52,9 @@ void sl_api_tasks_attach(struct sl_agent *a);
  * connections). Their tasks are cancelled when MHD frees the responses. */
 void sl_api_tasks_release_all(struct sl_agent *a);
 
+/* Follow streams not yet freed (being written or waiting for records). */
+size_t sl_api_tasks_streams_open(void);
+
 /* Pure helpers (unit-tested). */
 
 /* Split "/api/v1/tasks/<id>[/result]": 0 and id (NUL-terminated,

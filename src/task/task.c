@@ -308,6 +308,20 @@ void sl_tasks_shutdown(struct sl_tasks *ts)
 	pthread_mutex_unlock(&ts->mu);
 }
 
+int sl_tasks_wait_idle(struct sl_tasks *ts, unsigned timeout_ms)
+{
+	if (!ts)
+		return 0;
+	struct timespec dl = abs_after_ms(timeout_ms);
+	pthread_mutex_lock(&ts->mu);
+	while (ts->active > 0)
+		if (pthread_cond_timedwait(&ts->cond, &ts->mu, &dl) == ETIMEDOUT)
+			break;
+	int left = ts->active;
+	pthread_mutex_unlock(&ts->mu);
+	return left;
+}
+
 void sl_tasks_free(struct sl_tasks *ts)
 {
 	if (!ts)

@@ -136,6 +136,11 @@ struct sl_tasks *sl_tasks_new(const struct sl_tasks_config *cfg, char *err, size
  * fine; sl_tasks_free() does it too. */
 void sl_tasks_shutdown(struct sl_tasks *ts);
 
+/* Waits up to timeout_ms until no task is pending or running (each ended
+ * with its final record, which follow streams then send). Returns how many
+ * are still active (0 = idle). NULL: 0. */
+int sl_tasks_wait_idle(struct sl_tasks *ts, unsigned timeout_ms);
+
 /* Cancels every task (reason "agent shutting down"), waits for their
  * teardown, stops the reaper, closes the store. NULL is fine. */
 void sl_tasks_free(struct sl_tasks *ts);

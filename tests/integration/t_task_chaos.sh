@@ -94,5 +94,8 @@ wait "$FOLLOW" 2>/dev/null
 grep -q "task $ID: cancelled: agent shutting down" "$SL_LOGDIR/agent.stderr" || fail "no cancel at shutdown in the agent log"
 grep -q "task $FID: cancelled: agent shutting down" "$SL_LOGDIR/agent.stderr" ||
 	fail "followed task $FID: not cancelled as a shutdown: $(grep "task $FID" "$SL_LOGDIR/agent.stderr")"
+# the stream ended with the final record, not cut off
+assert_eq "followed task: last streamed status" cancelled "$(tail -1 "$SL_LOGDIR/follow-shutdown.out" | jq -r .status)"
+assert_eq "followed task: last streamed reason" "agent shutting down" "$(tail -1 "$SL_LOGDIR/follow-shutdown.out" | jq -r .reason)"
 ct_delete
 echo "PASS"
