@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -81,20 +82,51 @@ static void mkdir_parent(const char *path)
 	}
 }
 
+/* The canonical path of file (symlinks resolved): realpath() of the file
+ * when it exists, else of its directory plus its name. NULL on error. */
+static char *resolve_file(const char *file, char *out, size_t len)
+{
+	char dir[PATH_MAX], rdir[PATH_MAX];
+	if (realpath(file, out))
+		return out;
+	const char *slash = strrchr(file, '/');
+	const char *name = slash ? slash + 1 : file;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == file)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - file), file);
+	if (!realpath(dir, rdir))
+		return NULL;
+	if (snprintf(out, len, "%s/%s", strcmp(rdir, "/") ? rdir : "", name) >= (int)len) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	return out;
+}
+
 /* Exclusive flock(2) on <file>.lock, held for the agent's life (released
  * by the kernel at exit). what names the file for messages ("store",
  * "tasks store"). Returns the fd, or -1 with a message when another
  * process holds it or the lock file cannot be created. */
 static int file_lock(const char *what, const char *file, const char *key, char *err, size_t errlen)
 {
-	char path[600];
+	char path[PATH_MAX + 8];
 	int fd;
 
-	if (snprintf(path, sizeof(path), "%s.lock", file) >= (int)sizeof(path)) {
+	char real[PATH_MAX];
+	mkdir_parent(file);
+	if (!resolve_file(file, real, sizeof(real))) {
+		snprintf(err, errlen, "%s: cannot resolve %.200s: %s", key, file, strerror(errno));
+		return -1;
+	}
+	/* the lock is named after the resolved file: a symlink (to the file or
+	 * a directory on its path) reaches the same lock */
+	if (snprintf(path, sizeof(path), "%s.lock", real) >= (int)sizeof(path)) {
 		snprintf(err, errlen, "%s: path too long for its lock file", key);
 		return -1;
 	}
-	mkdir_parent(path);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s lock %.200s: %s", what, path, strerror(errno));
@@ -311,6 +343,18 @@ int main(int argc, char **argv)
 	if (config_path && sl_config_load(&a->cfg, config_path, err, sizeof(err))) {
 		fprintf(stderr, "sandlensd: invalid configuration: %s\n", err);
 		return 2;
+	}
+	if (a->cfg.tasks.enabled) { /* the two SQLite files must differ */
+		char tdb[sizeof(a->cfg.tasks.store_path) + 64], r1[PATH_MAX], r2[PATH_MAX];
+		sl_tasks_db_path(&a->cfg, tdb, sizeof(tdb));
+		if (!strcmp(tdb, a->cfg.store.path) ||
+		    (resolve_file(tdb, r1, sizeof(r1)) && resolve_file(a->cfg.store.path, r2, sizeof(r2)) &&
+		     !strcmp(r1, r2))) {
+			fprintf(stderr,
+				"sandlensd: invalid configuration: tasks.store_path: '%s' is the event store (store.path); the task store needs its own file\n",
+				tdb);
+			return 2;
+		}
 	}
 	if (check_only) {
 		printf("configuration ok\n");

@@ -28,6 +28,17 @@ expect_error() { # WHAT WANT_RC KEY YAML (appended after the base)
 
 expect_error "unknown top-level key" 2 bogus_key "$base
 bogus_key: 1"
+expect_error "task store is the event store" 2 tasks.store_path "$base
+store:
+  path: $SL_TMP/same.db
+tasks:
+  store_path: $SL_TMP/same.db"
+mkdir -p "$SL_TMP/real" && ln -sfn "$SL_TMP/real" "$SL_TMP/alias"
+expect_error "task store is the event store through a symlink" 2 tasks.store_path "$base
+store:
+  path: $SL_TMP/real/same.db
+tasks:
+  store_path: $SL_TMP/alias/same.db"
 expect_error "unknown nested key" 2 store.bogus "$base
 store:
   path: $SL_TMP/db.sqlite

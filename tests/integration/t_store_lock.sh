@@ -43,6 +43,20 @@ rows1=$(rows)
 [ "$rows1" -ge "$rows0" ] || fail "the first store lost rows while the second agent tried: $rows0 -> $rows1"
 echo "ok - the second agent was refused three times; the first store kept its $rows0 rows ($rows1 now)"
 
+# a fourth agent that reaches the same store through a symlinked directory
+ln -s "$SL_TMP" "$SL_TMP/alias"
+fourth="$SL_TMP/fourth.yaml"
+sed "s/127.0.0.1:$SL_PORT/127.0.0.1:$(sl_free_port)/; s|unix_socket: .*|unix_socket: $SL_TMP/fourth.sock|; s|path: $SL_DB|path: $SL_TMP/alias/events.db\n  max_age: 1s\n  max_rows: 1|" \
+	"$SL_CONFIG" >"$fourth"
+printf 'tasks:\n  store_path: %s\n' "$SL_TMP/fourth-tasks.db" >>"$fourth"
+timeout -s INT 20 "$SL_BUILD/sandlensd" --config "$fourth" >"$SL_LOGDIR/fourth.stdout" 2>"$SL_LOGDIR/fourth.stderr"
+rc=$?
+assert_eq "agent on the same store through a symlink: exit status" 1 "$rc"
+grep -q "store .* is in use by another sandlensd" "$SL_LOGDIR/fourth.stderr" || fail "no lock message: $(cat "$SL_LOGDIR/fourth.stderr")"
+rows2=$(rows)
+[ "$rows2" -ge "$rows0" ] || fail "the first store lost rows to the symlinked agent: $rows0 -> $rows2"
+echo "ok - the same store through a symlink was refused; rows kept ($rows2)"
+
 # a third agent with its own event store but the same (default) task store
 third="$SL_TMP/third.yaml"
 sed "s/127.0.0.1:$SL_PORT/127.0.0.1:$(sl_free_port)/; s|unix_socket: .*|unix_socket: $SL_TMP/third.sock|; s|path: $SL_DB|path: $SL_TMP/third-events.db|" \
