@@ -82,27 +82,67 @@ static void mkdir_parent(const char *path)
 	}
 }
 
-/* The canonical path of file (symlinks resolved): realpath() of the file
- * when it exists, else of its directory plus its name. NULL on error. */
+/* The canonical path of file (symlinks resolved) even when it or some of
+ * its directories do not exist yet: realpath() of the nearest existing
+ * ancestor, then the rest of the path with "." and ".." applied lexically.
+ * NULL (errno set) on error. */
 static char *resolve_file(const char *file, char *out, size_t len)
 {
-	char dir[PATH_MAX], rdir[PATH_MAX];
+	char buf[PATH_MAX], base[PATH_MAX];
 	if (realpath(file, out))
 		return out;
-	const char *slash = strrchr(file, '/');
-	const char *name = slash ? slash + 1 : file;
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == file)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - file), file);
-	if (!realpath(dir, rdir))
-		return NULL;
-	if (snprintf(out, len, "%s/%s", strcmp(rdir, "/") ? rdir : "", name) >= (int)len) {
+	if (snprintf(buf, sizeof(buf), "%s", file) >= (int)sizeof(buf)) {
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
+	/* split at the longest existing prefix */
+	char *rest = NULL;
+	for (;;) {
+		char *slash = strrchr(buf, '/');
+		if (rest)
+			rest[-1] = '/'; /* undo the previous split */
+		if (!slash) {
+			if (!realpath(".", base))
+				return NULL;
+			rest = buf;
+			break;
+		}
+		*slash = '\0';
+		rest = slash + 1;
+		if (realpath(slash == buf ? "/" : buf, base))
+			break;
+	}
+	size_t n = strlen(base);
+	if (n == 1)
+		n = 0; /* "/" */
+	if (n >= len) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	memcpy(out, base, n);
+	char *save = NULL;
+	for (char *seg = strtok_r(rest, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(seg, "."))
+			continue;
+		if (!strcmp(seg, "..")) {
+			while (n && out[n - 1] != '/')
+				n--;
+			if (n)
+				n--;
+			continue;
+		}
+		size_t sl = strlen(seg);
+		if (n + 1 + sl >= len) {
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
+		out[n++] = '/';
+		memcpy(out + n, seg, sl);
+		n += sl;
+	}
+	if (!n)
+		out[n++] = '/';
+	out[n] = '\0';
 	return out;
 }
 
@@ -458,8 +498,7 @@ int main(int argc, char **argv)
 	sl_tasks_shutdown(a->tasks);
 	if (sl_tasks_wait_idle(a->tasks, 3000))
 		sl_warn(MOD, "tasks still running 3 s after shutdown began; their streams end without a final record");
-	else
-		sl_api_drain_streams(api, 1000);
+	sl_api_drain_streams(api, 1000); /* the streams of the tasks that did end */
 	sl_api_stop(api); /* ends the remaining follow streams; no handler runs after this */
 out_modules:
 	sl_tasks_free(a->tasks); /* cancels running tasks, destroys their BPF objects */

@@ -138,8 +138,9 @@ void sl_attr_cache_on_mkdir(struct sl_attr_cache *c, int hier, uint64_t id, cons
 
 /* cgroup:cgroup_rmdir seen (ATTR-2 churn defence): a negative entry is
  * dropped at once; a positive one answers for SL_ATTR_RMDIR_GRACE_NS more
- * (never longer than its TTL) and is then dropped without revalidation.
- * Counted once per entry in rmdir_drops. */
+ * (never longer than its TTL), sits at the LRU tail (evicted before any
+ * live entry) and is then dropped without revalidation. Counted once per
+ * entry, in rmdir_drops (not again as expired or evicted). */
 void sl_attr_cache_on_rmdir(struct sl_attr_cache *c, int hier, uint64_t id, uint64_t now_ns);
 
 void sl_attr_cache_get_stats(const struct sl_attr_cache *c, struct sl_attr_cache_stats *out);

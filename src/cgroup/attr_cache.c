@@ -163,8 +163,9 @@ static struct cache_entry *put(struct sl_attr_cache *c, int hier, uint64_t id, c
 		lru_unlink(c, e);
 	} else {
 		while (c->n >= c->cfg.capacity && c->tail) {
+			if (!c->tail->removed) /* removed ones were counted at rmdir */
+				c->st.evictions++;
 			entry_drop(c, c->tail);
-			c->st.evictions++;
 		}
 		e = calloc(1, sizeof(*e));
 		if (!e) {
@@ -204,8 +205,9 @@ static void sweep(struct sl_attr_cache *c, uint64_t now_ns)
 	for (int i = 0; i < SWEEP_STEP && e; i++) {
 		struct cache_entry *prev = e->prev;
 		if (now_ns >= e->expires_ns) {
+			if (!e->removed)
+				c->st.expired++;
 			entry_drop(c, e);
-			c->st.expired++;
 		}
 		e = prev;
 	}
@@ -408,8 +410,10 @@ int sl_attr_cache_lookup(struct sl_attr_cache *c, int hier, uint64_t id, uint64_
 
 	struct cache_entry *e = find(c, hier, id);
 	if (e && now_ns < e->expires_ns) {
-		lru_unlink(c, e);
-		lru_push_head(c, e);
+		if (!e->removed) { /* removed entries stay at the tail: evicted first */
+			lru_unlink(c, e);
+			lru_push_head(c, e);
+		}
 		if (e->negative) {
 			c->st.negative_hits++;
 		} else {
@@ -418,7 +422,8 @@ int sl_attr_cache_lookup(struct sl_attr_cache *c, int hier, uint64_t id, uint64_
 		return answer(e, out, path, pathlen);
 	}
 	if (e) {
-		c->st.expired++;
+		if (!e->removed)
+			c->st.expired++;
 		if (!e->negative && !e->removed && still_there(c, hier, id, e->path)) {
 			/* revalidated with one stat(): refresh, re-parse */
 			sl_cgpath_parse_opts(e->path, &c->cfg.path_opts, &e->attr);
@@ -520,6 +525,9 @@ void sl_attr_cache_on_rmdir(struct sl_attr_cache *c, int hier, uint64_t id, uint
 	e->removed = true;
 	if (e->expires_ns > now_ns + SL_ATTR_RMDIR_GRACE_NS)
 		e->expires_ns = now_ns + SL_ATTR_RMDIR_GRACE_NS;
+	/* to the tail: a dead cgroup is the first to make room for a live one */
+	lru_unlink(c, e);
+	lru_push_tail(c, e);
 }
 
 void sl_attr_cache_get_stats(const struct sl_attr_cache *c, struct sl_attr_cache_stats *out)

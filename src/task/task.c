@@ -146,27 +146,33 @@ static void task_free(struct sl_task *t)
 }
 
 /* Reaper: deadlines, joins, retention. */
-/* A task past its deadline whose runner has not ended it: failed now, with
- * the deadline reason. Its slot is free again (active--); the runner's
+/* A task past its deadline whose runner has not ended it: ended now, failed
+ * with the deadline reason (or cancelled, when a cancel was pending). Its slot is free again (active--); the runner's
  * finish() sees `reaped` and leaves the record alone. */
 static void end_overdue(struct sl_tasks *ts, struct sl_task *t)
 {
+	char reason[sizeof(t->reason)];
+	int st = 0;
 	pthread_mutex_lock(&ts->mu);
 	int end = !t->reaped && (t->status == SL_TS_PENDING || t->status == SL_TS_RUNNING);
 	if (end) {
 		t->reaped = 1;
-		t->status = SL_TS_FAILED;
+		/* a cancel (client, shutdown, lost follow client) that was already
+		 * pending is what ends it; else the deadline, a failure */
+		t->status = strncmp(t->cancel_reason, "deadline", 8) ? SL_TS_CANCELLED : SL_TS_FAILED;
 		snprintf(t->reason, sizeof(t->reason), "%s", t->cancel_reason);
 		t->ended_ns = sl_time_now_ns();
 		t->seq++;
 		ts->active--;
+		st = t->status;
+		memcpy(reason, t->reason, sizeof(reason));
 	}
 	pthread_mutex_unlock(&ts->mu);
 	if (!end)
 		return;
 	sl_task_save(ts, t);
 	pthread_cond_broadcast(&ts->cond);
-	sl_warn(MOD, "task %s: failed: %s", t->id, t->reason);
+	sl_warn(MOD, "task %s: %s: %s", t->id, sl_task_status_name(st), reason);
 	sl_tasks_notify(ts);
 }
 

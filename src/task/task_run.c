@@ -401,6 +401,11 @@ void *sl_task_runner(void *arg)
 	uint64_t start = sl_task_mono_ns(), start_wall = (uint64_t)sl_time_now_ns();
 	uint64_t end = start + t->spec.duration_ns, next = start + REFRESH_MS * 1000000ull;
 	pthread_mutex_lock(&ts->mu);
+	if (t->reaped) { /* ended at its deadline while it was starting */
+		pthread_mutex_unlock(&ts->mu);
+		finish(r, SL_TS_FAILED, NULL); /* a no-op on the record; logs */
+		goto out;
+	}
 	t->status = SL_TS_RUNNING;
 	t->started_ns = (int64_t)start_wall;
 	snprintf(t->event, sizeof(t->event), "%s", sl_task_bpf_event(b));

@@ -34,6 +34,12 @@ store:
 tasks:
   store_path: $SL_TMP/same.db"
 mkdir -p "$SL_TMP/real" && ln -sfn "$SL_TMP/real" "$SL_TMP/alias"
+expect_error "task store is the event store, directories not made yet" 2 tasks.store_path "$base
+store:
+  path: $SL_TMP/new/events.db
+tasks:
+  store_path: $SL_TMP/new/./sub/../events.db"
+[ -e "$SL_TMP/new" ] && fail "--check-config made a directory"
 expect_error "task store is the event store through a symlink" 2 tasks.store_path "$base
 store:
   path: $SL_TMP/real/same.db

@@ -409,6 +409,29 @@ static void test_rmdir_and_churn(void **state)
 	assert_int_equal(s.entries, 0);
 	t += SL_ATTR_RMDIR_GRACE_NS;
 
+	/* dead cgroups in their grace never push live ones out */
+	{
+		struct sl_attr_cache *d = mk(NULL, 8);
+		char q[160];
+		for (uint64_t i = 0; i < 4; i++) { /* live */
+			snprintf(q, sizeof(q), "/kubepods/besteffort/pod" UID "/%064llx", (unsigned long long)(70 + i));
+			sl_attr_cache_on_mkdir(d, 0, 70 + i, q, t);
+		}
+		for (uint64_t i = 0; i < 64; i++) { /* short-lived: mkdir, rmdir */
+			snprintf(q, sizeof(q), "/kubepods/besteffort/pod" UID "/%064llx", (unsigned long long)(500 + i));
+			sl_attr_cache_on_mkdir(d, 0, 500 + i, q, t + i);
+			sl_attr_cache_on_rmdir(d, 0, 500 + i, t + i);
+		}
+		for (uint64_t i = 0; i < 4; i++) {
+			assert_int_equal(sl_attr_cache_lookup(d, 0, 70 + i, t + 100, &a, NULL, 0), 1);
+			assert_int_equal(a.is_container, SL_YES);
+		}
+		sl_attr_cache_get_stats(d, &s);
+		assert_int_equal(s.rmdir_drops, 64);
+		assert_int_equal(s.evictions, 0); /* counted once, as rmdir drops */
+		sl_attr_cache_free(d);
+	}
+
 	char p[128];
 	for (uint64_t i = 0; i < 10000; i++) {
 		snprintf(p, sizeof(p), "/kubepods/besteffort/pod" UID "/%064llx", (unsigned long long)i);
