@@ -1,5 +1,6 @@
 /* HTTP server: listeners, routing, replies. Routes and bodies: docs/API.md. */
 #include "api/api.h"
+#include "api/api_internal.h"
 #include "api/api_tasks.h"
 
 #include <arpa/inet.h>
@@ -21,7 +22,6 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
-#include "common/gzpart.h"
 #include "common/log.h"
 #include "common/timefmt.h"
 #include "stats/stats.h"
@@ -31,35 +31,9 @@
 #define CONN_LIMIT 64u
 #define CONN_TIMEOUT_S 30u
 
-struct sl_api {
-	struct sl_agent *a;
-	struct MHD_Daemon *tcp;
-	struct MHD_Daemon *unx;
-	int tcp_port;
-	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	dev_t sock_dev;
-	ino_t sock_ino;
-	size_t max_body;
-	atomic_uint metrics_inflight; /* /metrics responses not yet released */
-};
 
-struct reply {
-	unsigned status;
-	char *body; /* malloc'd */
-	size_t len;
-	const char *ctype;
-	const char *arg; /* prefix routes: the URL after the prefix */
-	int accept_gzip; /* request: its Accept-Encoding takes gzip */
-	/* instead of body: a response made of up to 3 pieces that are not
-	 * copied; iov_free(iov_cls) runs when microhttpd is done with them */
-	struct MHD_IoVec iov[3];
-	unsigned niov;
-	MHD_ContentReaderFreeCallback iov_free;
-	void *iov_cls;
-	const char *encoding; /* Content-Encoding of the pieces, or NULL */
-};
 
-static void reply_error(struct reply *r, unsigned status, const char *code, const char *msg)
+void sl_api_reply_error(struct reply *r, unsigned status, const char *code, const char *msg)
 {
 	free(r->body);
 	r->status = status;
@@ -72,7 +46,7 @@ static void reply_json_list(struct sl_api *api, struct reply *r, const char *key
 {
 	r->body = sl_api_list_body(key, items, api->max_body, cursor, NULL, &r->len);
 	if (!r->body) {
-		reply_error(r, 500, "INTERNAL", "out of memory");
+		sl_api_reply_error(r, 500, "INTERNAL", "out of memory");
 		return;
 	}
 	r->status = 200;
@@ -88,12 +62,12 @@ static void h_healthz(struct sl_api *api, const struct sl_api_param *p, size_t n
 {
 	char err[256];
 	if (sl_api_no_params(p, n, err, sizeof(err))) {
-		reply_error(r, 400, "INVALID_ARGUMENT", err);
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
 		return;
 	}
 	json_t *h = sl_agent_health_json(api->a);
 	if (!h) {
-		reply_error(r, 500, "INTERNAL", "health unavailable");
+		sl_api_reply_error(r, 500, "INTERNAL", "health unavailable");
 		return;
 	}
 	/* 200 while every module runs (some hooks may be degraded); 503 when
@@ -103,99 +77,13 @@ static void h_healthz(struct sl_api *api, const struct sl_api_param *p, size_t n
 	r->body = json_dumps(h, JSON_COMPACT);
 	json_decref(h);
 	if (!r->body) {
-		reply_error(r, 500, "INTERNAL", "out of memory");
+		sl_api_reply_error(r, 500, "INTERNAL", "out of memory");
 		return;
 	}
 	r->len = strlen(r->body);
 	r->ctype = "application/json";
 	if (r->len > api->max_body)
-		reply_error(r, 500, "INTERNAL", "health body exceeds the response size bound");
-}
-
-/* What a /metrics response holds on to until it is sent. */
-struct metrics_body {
-	struct sl_api *api;
-	struct sl_stats_prom *prom; /* container families: a reference, not a copy */
-	char *own;                  /* the agent's own families, rendered now */
-	unsigned char *gz_tail;     /* gzip: own compressed + trailer */
-};
-
-static void metrics_body_free(void *cls)
-{
-	struct metrics_body *mb = cls;
-	atomic_fetch_sub(&mb->api->metrics_inflight, 1);
-	sl_stats_prom_put(mb->prom);
-	free(mb->own);
-	free(mb->gz_tail);
-	free(mb);
-}
-
-static void iov_add(struct reply *r, const void *base, size_t len)
-{
-	if (len)
-		r->iov[r->niov++] = (struct MHD_IoVec){.iov_base = base, .iov_len = len};
-}
-
-/* The container families (rendered and gzip-compressed once per statistics
- * pass) are sent from the snapshot by reference; only the agent's own
- * families are rendered per scrape. With Accept-Encoding gzip (Prometheus
- * sends it) the body is one gzip member: the pass's compressed part plus
- * the own families compressed now (common/gzpart.h). max_body bounds what a
- * scrape renders (the own families); the snapshot is bounded by
- * stats.max_containers and served whole. */
-static void h_metrics(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
-{
-	char err[256];
-	if (sl_api_no_params(p, n, err, sizeof(err))) {
-		reply_error(r, 400, "INVALID_ARGUMENT", err);
-		return;
-	}
-	/* each response may hold a pass's text until its client has read it:
-	 * bound how many, and so the memory slow clients can pin */
-	if (atomic_fetch_add(&api->metrics_inflight, 1) >= SL_API_MAX_METRICS_INFLIGHT) {
-		atomic_fetch_sub(&api->metrics_inflight, 1);
-		reply_error(r, 429, "RESOURCE_EXHAUSTED", "too many /metrics responses in flight");
-		return;
-	}
-	struct metrics_body *mb = calloc(1, sizeof(*mb));
-	size_t len = 0;
-	FILE *f = mb ? open_memstream(&mb->own, &len) : NULL;
-	if (!f) {
-		free(mb);
-		atomic_fetch_sub(&api->metrics_inflight, 1);
-		reply_error(r, 500, "INTERNAL", "out of memory");
-		return;
-	}
-	mb->api = api;
-	sl_agent_write_metrics(api->a, f);
-	if (fclose(f) != 0 || !mb->own) {
-		metrics_body_free(mb);
-		reply_error(r, 500, "INTERNAL", "writing metrics failed");
-		return;
-	}
-	if (len > api->max_body)
-		len = sl_api_truncate_text(mb->own, len, api->max_body);
-	mb->prom = sl_agent_stats_prom(api->a);
-	const struct sl_stats_prom *pr = mb->prom;
-
-	r->status = 200;
-	r->ctype = "text/plain; version=0.0.4; charset=utf-8";
-	r->iov_free = metrics_body_free;
-	r->iov_cls = mb;
-	size_t tail_len;
-	if (r->accept_gzip && (!pr || pr->gz.z) &&
-	    !sl_gz_tail(mb->own, len, 1, pr ? pr->gz.crc : 0, pr ? pr->gz.len : 0, &mb->gz_tail,
-			&tail_len)) {
-		iov_add(r, SL_GZ_HEADER, SL_GZ_HEADER_LEN);
-		if (pr)
-			iov_add(r, pr->gz.z, pr->gz.zlen);
-		iov_add(r, mb->gz_tail, tail_len);
-		r->encoding = "gzip";
-		return;
-	}
-	if (pr)
-		iov_add(r, pr->text, pr->len);
-	iov_add(r, mb->own, len);
+		sl_api_reply_error(r, 500, "INTERNAL", "health body exceeds the response size bound");
 }
 
 static void h_events(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
@@ -203,17 +91,17 @@ static void h_events(struct sl_api *api, const struct sl_api_param *p, size_t n,
 	char err[256];
 	struct sl_event_filter f;
 	if (sl_api_parse_event_params(p, n, sl_time_now_ns(), &f, err, sizeof(err))) {
-		reply_error(r, 400, "INVALID_ARGUMENT", err);
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
 		return;
 	}
 	if (!api->a->store) {
-		reply_error(r, 500, "INTERNAL", "event store is not open");
+		sl_api_reply_error(r, 500, "INTERNAL", "event store is not open");
 		return;
 	}
 	err[0] = '\0';
 	json_t *ev = sl_store_query_events(api->a->store, &f, err, sizeof(err));
 	if (!ev) {
-		reply_error(r, 500, "INTERNAL", err[0] ? err : "store query failed");
+		sl_api_reply_error(r, 500, "INTERNAL", err[0] ? err : "store query failed");
 		return;
 	}
 	int64_t cursor = f.after_id;
@@ -226,17 +114,17 @@ static void h_containers(struct sl_api *api, const struct sl_api_param *p, size_
 {
 	char err[256];
 	if (sl_api_no_params(p, n, err, sizeof(err))) {
-		reply_error(r, 400, "INVALID_ARGUMENT", err);
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
 		return;
 	}
 	if (!api->a->store) {
-		reply_error(r, 500, "INTERNAL", "event store is not open");
+		sl_api_reply_error(r, 500, "INTERNAL", "event store is not open");
 		return;
 	}
 	err[0] = '\0';
 	json_t *c = sl_store_query_containers(api->a->store, err, sizeof(err));
 	if (!c) {
-		reply_error(r, 500, "INTERNAL", err[0] ? err : "store query failed");
+		sl_api_reply_error(r, 500, "INTERNAL", err[0] ? err : "store query failed");
 		return;
 	}
 	reply_json_list(api, r, "containers", c, NULL);
@@ -248,7 +136,7 @@ static void h_sched(struct sl_api *api, const struct sl_api_param *p, size_t n, 
 	r->ctype = "application/json";
 	r->body = sl_api_sched_body(api->a, p, n, api->max_body, &r->status, &r->len);
 	if (!r->body)
-		reply_error(r, 500, "INTERNAL", "out of memory");
+		sl_api_reply_error(r, 500, "INTERNAL", "out of memory");
 }
 
 /* GET /api/v1/workloads and /api/v1/workloads/{id}/stats: answered from
@@ -260,7 +148,7 @@ static void stats_reply(struct reply *r, struct sl_stats_reply *sr)
 	r->len = sr->len;
 	r->ctype = "application/json";
 	if (!r->body)
-		reply_error(r, 500, "INTERNAL", "out of memory");
+		sl_api_reply_error(r, 500, "INTERNAL", "out of memory");
 }
 
 static void h_workloads(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
@@ -268,7 +156,7 @@ static void h_workloads(struct sl_api *api, const struct sl_api_param *p, size_t
 	char err[256];
 	struct sl_stats_reply sr;
 	if (sl_api_no_params(p, n, err, sizeof(err))) {
-		reply_error(r, 400, "INVALID_ARGUMENT", err);
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
 		return;
 	}
 	sl_stats_api_list(api->a->stats, &sr);
@@ -282,11 +170,11 @@ static void h_workload_stats(struct sl_api *api, const struct sl_api_param *p, s
 	struct sl_stats_reply sr;
 	size_t al = strlen(r->arg), sl = strlen("/stats");
 	if (al < sl || strcmp(r->arg + al - sl, "/stats") || al - sl >= sizeof(id)) {
-		reply_error(r, 404, "NOT_FOUND", "no route: use /api/v1/workloads/{id}/stats");
+		sl_api_reply_error(r, 404, "NOT_FOUND", "no route: use /api/v1/workloads/{id}/stats");
 		return;
 	}
 	if (sl_api_no_params(p, n, err, sizeof(err))) {
-		reply_error(r, 400, "INVALID_ARGUMENT", err);
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
 		return;
 	}
 	memcpy(id, r->arg, al - sl);
@@ -300,7 +188,7 @@ static const struct route {
 	handler_fn fn; /* a path ending in '/' matches every URL it begins */
 } routes[] = {
 	{"/healthz", h_healthz},
-	{"/metrics", h_metrics},
+	{"/metrics", sl_api_h_metrics},
 	{"/api/v1/events", h_events},
 	{"/api/v1/containers", h_containers},
 	{"/api/v1/sched", h_sched},
@@ -376,32 +264,6 @@ int sl_api_collect_params(struct MHD_Connection *c, struct sl_api_params *ps, ch
 	return sl_api_params_check(ps, err, errlen);
 }
 
-/* Every Accept-Encoding header line, joined with ", " (RFC 9110 5.3: one
- * list); a value that would not fit is dropped, so gzip is not assumed. */
-struct accept_enc {
-	char v[512];
-	size_t len;
-};
-
-static enum MHD_Result collect_accept_encoding(void *cls, enum MHD_ValueKind kind, const char *key,
-					       const char *value)
-{
-	(void)kind;
-	struct accept_enc *ae = cls;
-	if (!key || !value || strcasecmp(key, MHD_HTTP_HEADER_ACCEPT_ENCODING))
-		return MHD_YES;
-	size_t vl = strlen(value), need = vl + (ae->len ? 2 : 0);
-	if (ae->len + need >= sizeof(ae->v))
-		return MHD_YES;
-	if (ae->len) {
-		memcpy(ae->v + ae->len, ", ", 2);
-		ae->len += 2;
-	}
-	memcpy(ae->v + ae->len, value, vl + 1);
-	ae->len += vl;
-	return MHD_YES;
-}
-
 static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r)
 {
 	struct MHD_Response *resp;
@@ -455,7 +317,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	 * would name another route (a NUL in the query is the route's 400) */
 	struct conn_state *cs = conn_state(c);
 	if (!cs) {
-		reply_error(&r, 500, "INTERNAL", "out of memory");
+		sl_api_reply_error(&r, 500, "INTERNAL", "out of memory");
 		return send_reply(c, &r);
 	}
 	if (cs->nul) {
@@ -465,7 +327,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (!ps.nul && !ps.overflow) {
 			snprintf(msg, sizeof(msg), "no route for %.120s%%00...: the path holds a NUL byte (%%00)",
 				 url);
-			reply_error(&r, 404, "NOT_FOUND", msg);
+			sl_api_reply_error(&r, 404, "NOT_FOUND", msg);
 			sl_debug(MOD, "%s %s%%00... -> 404", method, url);
 			return send_reply(c, &r);
 		}
@@ -487,20 +349,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (!rt) {
 		char msg[160];
 		snprintf(msg, sizeof(msg), "no route for %.120s", url);
-		reply_error(&r, 404, "NOT_FOUND", msg);
+		sl_api_reply_error(&r, 404, "NOT_FOUND", msg);
 	} else if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
 		char msg[160];
 		snprintf(msg, sizeof(msg), "%.32s not allowed on %s (use GET)", method, rt->path);
-		reply_error(&r, 405, "METHOD_NOT_ALLOWED", msg);
+		sl_api_reply_error(&r, 405, "METHOD_NOT_ALLOWED", msg);
 	} else {
 		struct sl_api_params ps;
 		char msg[256];
 		if (sl_api_collect_params(c, &ps, msg, sizeof(msg))) {
-			reply_error(&r, 400, "INVALID_ARGUMENT", msg);
+			sl_api_reply_error(&r, 400, "INVALID_ARGUMENT", msg);
 		} else {
-			struct accept_enc ae = {0};
-			MHD_get_connection_values(c, MHD_HEADER_KIND, collect_accept_encoding, &ae);
-			r.accept_gzip = sl_gz_accepted(ae.v);
+			r.accept_gzip = sl_api_accepts_gzip(c);
 			rt->fn(api, ps.p, ps.n, &r);
 		}
 	}
