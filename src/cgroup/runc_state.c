@@ -7,11 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <uthash.h>
 
 struct dir_entry {
 	char *dir; /* key */
 	char *id;
+	uint64_t gone_ns; /* 0: listed by runc now; else when it was last seen missing */
+	int seen;         /* (rebuild) listed in this rebuild */
 	UT_hash_handle hh;
 };
 
@@ -22,25 +25,45 @@ struct sl_runc_index {
 	int pending; /* a container directory had no state.json yet (runc mid-create) */
 	struct dir_entry *map;
 	uint64_t errors;
+	uint64_t grace_ns;
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 struct sl_runc_index *sl_runc_index_new(const char *root)
 {
 	struct sl_runc_index *ix = calloc(1, sizeof(*ix));
-	if (ix)
+	if (ix) {
 		snprintf(ix->root, sizeof(ix->root), "%s", root);
+		ix->grace_ns = SL_RUNC_GONE_GRACE_NS;
+	}
 	return ix;
+}
+
+void sl_runc_index_set_grace(struct sl_runc_index *ix, uint64_t grace_ns)
+{
+	if (ix)
+		ix->grace_ns = grace_ns;
+}
+
+static void entry_free(struct sl_runc_index *ix, struct dir_entry *e)
+{
+	HASH_DEL(ix->map, e);
+	free(e->dir);
+	free(e->id);
+	free(e);
 }
 
 static void clear(struct sl_runc_index *ix)
 {
 	struct dir_entry *e, *tmp;
-	HASH_ITER(hh, ix->map, e, tmp) {
-		HASH_DEL(ix->map, e);
-		free(e->dir);
-		free(e->id);
-		free(e);
-	}
+	HASH_ITER(hh, ix->map, e, tmp)
+		entry_free(ix, e);
 }
 
 void sl_runc_index_free(struct sl_runc_index *ix)
@@ -55,8 +78,18 @@ static void add(struct sl_runc_index *ix, const char *dir, const char *id)
 {
 	struct dir_entry *e;
 	HASH_FIND_STR(ix->map, dir, e);
-	if (e)
+	if (e && e->seen)
+		return; /* first state listing the directory wins */
+	if (e) { /* known from the last rebuild (or in its grace): listed again */
+		char *nid = strdup(id);
+		if (nid) {
+			free(e->id);
+			e->id = nid;
+		}
+		e->seen = 1;
+		e->gone_ns = 0;
 		return;
+	}
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return;
@@ -68,6 +101,7 @@ static void add(struct sl_runc_index *ix, const char *dir, const char *id)
 		free(e);
 		return;
 	}
+	e->seen = 1;
 	HASH_ADD_KEYPTR(hh, ix->map, e->dir, strlen(e->dir), e);
 }
 
@@ -104,19 +138,33 @@ static void rebuild(struct sl_runc_index *ix, const struct timespec *mtime)
 {
 	DIR *d = opendir(ix->root);
 	struct dirent *de;
+	struct dir_entry *e, *tmp;
 
-	clear(ix);
+	HASH_ITER(hh, ix->map, e, tmp)
+		e->seen = 0;
 	ix->mtime = *mtime;
 	ix->built = 1;
 	ix->pending = 0;
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		load_state(ix, de->d_name);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			load_state(ix, de->d_name);
+		}
+		closedir(d);
 	}
-	closedir(d);
+	/* containers runc no longer lists (deleted) answer for a grace period:
+	 * what they did last (scheduler samples read at the next tick, late
+	 * events) is still theirs */
+	uint64_t now = mono_ns();
+	HASH_ITER(hh, ix->map, e, tmp) {
+		if (e->seen)
+			continue;
+		if (!e->gone_ns)
+			e->gone_ns = now;
+		else if (now - e->gone_ns >= ix->grace_ns)
+			entry_free(ix, e);
+	}
 }
 
 int sl_runc_index_lookup(struct sl_runc_index *ix, const char *dir, char *id, size_t idlen)
@@ -137,6 +185,10 @@ int sl_runc_index_lookup(struct sl_runc_index *ix, const char *dir, char *id, si
 	if (!e && ix->pending) { /* a state may have appeared since */
 		rebuild(ix, &st.st_mtim);
 		HASH_FIND_STR(ix->map, dir, e);
+	}
+	if (e && e->gone_ns && mono_ns() - e->gone_ns >= ix->grace_ns) {
+		entry_free(ix, e);
+		e = NULL;
 	}
 	if (!e)
 		return 0;

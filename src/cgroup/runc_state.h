@@ -19,6 +19,13 @@
 
 struct sl_runc_index;
 
+/* How long a deleted container (no longer listed by runc) still answers
+ * lookups: what it did in its last moments — scheduler samples read at the
+ * next tick, events still in flight — stays attributed to it. Container ids
+ * name directories runc has removed; a new container reusing the same
+ * cgroup directory replaces the entry at once. */
+#define SL_RUNC_GONE_GRACE_NS (5ull * 1000000000ull)
+
 /* root: runc state root (copied). Returns NULL on allocation failure; a
  * missing root is fine (no containers). */
 struct sl_runc_index *sl_runc_index_new(const char *root);
@@ -32,7 +39,11 @@ int sl_runc_index_lookup(struct sl_runc_index *ix, const char *dir, char *id, si
 
 /* State files that could not be read or parsed, over the index's life. */
 uint64_t sl_runc_index_errors(const struct sl_runc_index *ix);
-/* Directories currently indexed. */
+/* For tests: the grace of deleted containers (ns; default
+ * SL_RUNC_GONE_GRACE_NS). */
+void sl_runc_index_set_grace(struct sl_runc_index *ix, uint64_t grace_ns);
+
+/* Directories currently indexed (deleted ones in their grace included). */
 size_t sl_runc_index_size(const struct sl_runc_index *ix);
 
 #endif

@@ -88,7 +88,29 @@ static void sees_new_and_removed_containers(void **state)
 	assert_int_equal(system(p), 0);
 	struct timespec ts[2] = {{0, UTIME_NOW}, {time(NULL) + 10, 0}};
 	utimensat(AT_FDCWD, root, ts, 0);
+	/* deleted: still answers within its grace (late samples are its own) */
+	assert_int_equal(sl_runc_index_lookup(ix, "/c/a", id, sizeof(id)), 1);
+	assert_string_equal(id, "a");
+	/* past it, gone */
+	sl_runc_index_set_grace(ix, 1000000); /* 1 ms */
+	struct timespec nap = {0, 5000000};
+	nanosleep(&nap, NULL);
 	assert_int_equal(sl_runc_index_lookup(ix, "/c/a", id, sizeof(id)), 0);
+	assert_int_equal(sl_runc_index_lookup(ix, "/sys/fs/cgroup/memory/x/a", id, sizeof(id)), 0);
+	assert_int_equal(sl_runc_index_size(ix), 0);
+	/* a new container in the same directory replaces a deleted one at once */
+	sl_runc_index_set_grace(ix, 60ull * 1000000000ull);
+	add_container("b", "/c/b", 1);
+	struct timespec t2[2] = {{0, UTIME_NOW}, {time(NULL) + 20, 0}};
+	utimensat(AT_FDCWD, root, t2, 0);
+	assert_int_equal(sl_runc_index_lookup(ix, "/c/b", id, sizeof(id)), 1);
+	snprintf(p, sizeof(p), "rm -rf '%s/b'", root);
+	assert_int_equal(system(p), 0);
+	add_container("b2", "/c/b", 1);
+	struct timespec t3[2] = {{0, UTIME_NOW}, {time(NULL) + 30, 0}};
+	utimensat(AT_FDCWD, root, t3, 0);
+	assert_int_equal(sl_runc_index_lookup(ix, "/c/b", id, sizeof(id)), 1);
+	assert_string_equal(id, "b2");
 	sl_runc_index_free(ix);
 }
 
