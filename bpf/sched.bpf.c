@@ -8,7 +8,8 @@
  *   tp_btf/sched_switch    prev still TASK_RUNNING => enqueue time of prev;
  *                          next: wait = now - enqueue time, into the histogram
  *                          of next's cgroup key, classified by prev
- *   tp_btf/cgroup_rmdir    drop the entries of a removed cgroup
+ *   tp_btf/cgroup_rmdir    queue a removed cgroup in sched_gone (user space
+ *                          drops its entries after reading them)
  *
  * Hot-path rules (per-event cost is benchmarked, bench/sched-overhead.sh):
  * enqueue times live in task storage (no pid hash), the histogram is a
@@ -69,6 +70,17 @@ struct {
 	__type(key, struct sl_sched_key);
 	__type(value, struct sl_exec_bucket);
 } sched_watch SEC(".maps");
+
+/* Cgroups removed since user space last read the maps: user space reads
+ * their final figures, then deletes their entries (a container that lived
+ * less than a tick keeps its waits). When this map is full, cgroup_rmdir
+ * deletes the entries itself. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct sl_sched_gone);
+	__type(value, __u8);
+} sched_gone SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -294,7 +306,8 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	return 0;
 }
 
-/* cgroup_rmdir: remove every entry whose key holds the removed cgroup. */
+/* cgroup_rmdir: queue the removed cgroup; when the queue is full, remove
+ * every entry whose key holds it at once. */
 struct rmdir_ctx {
 	__u64 id;
 	int v1; /* the id is a v1 cgroup id */
@@ -335,6 +348,10 @@ int BPF_PROG(sched_cgroup_rmdir, struct cgroup *cgrp, const char *path)
 		return 0;
 	c.id = cgrp->kn->id;
 	c.v1 = hid != 0;
+	struct sl_sched_gone g = {.id = c.id, .v1 = c.v1};
+	__u8 one = 1;
+	if (bpf_map_update_elem(&sched_gone, &g, &one, BPF_ANY) == 0)
+		return 0; /* user space deletes the entries after its next read */
 	bpf_for_each_map_elem(&sched_hist, rm_hist, &c, 0);
 	bpf_for_each_map_elem(&sched_watch, rm_hist, &c, 0);
 	bpf_for_each_map_elem(&sched_pairs, rm_pair, &c, 0);

@@ -186,6 +186,15 @@ struct sl_sched_key {
 	__u64 cgroup_v1_id;
 };
 
+/* A cgroup removed since user space last read the sched maps (key of the
+ * sched_gone map): its entries are deleted by user space once it has read
+ * them, so a container shorter than a tick keeps its waits. v1 = 1 when id
+ * is a cgroup id of the v1 hierarchy of attribution.v1_controller. */
+struct sl_sched_gone {
+	__u64 id;
+	__u64 v1;
+};
+
 /* How the CPU was held when a wait ended (docs/SCHED.md): by the idle task
  * (no contention), by a task of the same cgroup key (internal), by a task of
  * another cgroup key (external). */

@@ -524,6 +524,51 @@ static void sync_watch(struct sched_priv *sp)
 	}
 }
 
+/* Removed cgroups queued by the kernel half (sched_gone), at most
+ * GONE_BATCH per tick: collected before the maps are read, reaped after. */
+#define GONE_BATCH 1024
+
+static size_t gone_collect(struct sched_priv *sp)
+{
+	int fd = bpf_map__fd(sp->skel->maps.sched_gone);
+	struct sl_sched_gone key, next, *prev = NULL;
+	size_t n = 0;
+
+	while (n < GONE_BATCH && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		sp->gone[n++] = next;
+		key = next;
+		prev = &key;
+	}
+	return n;
+}
+
+static int gone_match(const struct sl_sched_key *k, const struct sl_sched_gone *g)
+{
+	return (g->v1 ? k->cgroup_v1_id : k->cgroup_id) == g->id;
+}
+
+/* Delete the entries of the collected removed cgroups (read this tick) from
+ * the kernel maps, then their queue entries. The user-space keys follow at
+ * the next tick (not seen in the maps: freed by sync_watch). */
+static void gone_reap(struct sched_priv *sp, size_t n)
+{
+	int hfd = bpf_map__fd(sp->skel->maps.sched_hist), pfd = bpf_map__fd(sp->skel->maps.sched_pairs),
+	    gfd = bpf_map__fd(sp->skel->maps.sched_gone);
+	struct sched_key *ks, *ktmp;
+	struct sched_pairst *ps, *ptmp;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sl_sched_gone *g = &sp->gone[i];
+		HASH_ITER(hh, sp->keys, ks, ktmp)
+			if (gone_match(&ks->k, g))
+				bpf_map_delete_elem(hfd, &ks->k);
+		HASH_ITER(hh, sp->pairs, ps, ptmp)
+			if (gone_match(&ps->k.victim, g) || gone_match(&ps->k.neighbour, g))
+				bpf_map_delete_elem(pfd, &ps->k);
+		bpf_map_delete_elem(gfd, g);
+	}
+}
+
 static struct sched_snap *build_snap(struct sched_priv *sp, uint64_t now, uint64_t interval_ns)
 {
 	struct sched_series *s, *tmp;
@@ -605,8 +650,12 @@ static void sched_tick(struct sl_module *m, uint64_t now_ns)
 		for (int i = 0; i < s->nneigh; i++)
 			s->neigh[i].iv_wait_ns = s->neigh[i].iv_count = 0;
 	}
+	/* cgroups removed before this read: their figures are final; their
+	 * entries go once read (removed later: next tick) */
+	size_t ngone = gone_collect(sp);
 	read_hist(sp, epoch);
 	read_pairs(sp);
+	gone_reap(sp, ngone);
 	sync_watch(sp);
 
 	HASH_ITER(hh, sp->series, s, tmp) {

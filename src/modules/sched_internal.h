@@ -90,6 +90,7 @@ struct sched_priv {
 	uint64_t tick_no, last_tick_ns;
 	struct sched_key *keys;     /* uthash by struct sl_sched_key */
 	struct sched_pairst *pairs; /* uthash by struct sl_sched_pair_key */
+	struct sl_sched_gone gone[1024]; /* removed cgroups of this tick (GONE_BATCH) */
 	struct sched_series *series;/* uthash by id ("" = host) */
 	unsigned nseries;
 	struct sl_sched_hist *pcpu; /* ncpus scratch values */

@@ -119,10 +119,17 @@ sl_require_agent_env() {
 }
 
 sl_port_in_use() { ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
+# A port below the kernel's ephemeral range: a port inside it can be taken,
+# before the agent binds it, by any client socket — including the start-up
+# poll's own curl to that very port (a TCP self-connect), which made
+# "Address already in use" flakes while a slow (valgrind/ASan) agent started.
 sl_free_port() {
-	local p i
+	local p i lo=32768 span
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+	span=$((lo - 10000))
+	[ "$span" -ge 1000 ] || fail "ephemeral port range starts at $lo: no room below it for test ports"
 	for i in $(seq 1 200); do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		p=$((10000 + (RANDOM * 32768 + RANDOM) % span))
 		sl_port_in_use "$p" || { echo "$p"; return 0; }
 	done
 	fail "no free TCP port found"
