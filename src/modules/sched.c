@@ -525,8 +525,15 @@ static void sync_watch(struct sched_priv *sp)
 }
 
 /* Removed cgroups queued by the kernel half (sched_gone), at most
- * GONE_BATCH per tick: collected before the maps are read, reaped after. */
-#define GONE_BATCH 1024
+ * SL_SCHED_GONE_BATCH per tick: collected (and sorted) before the maps are
+ * read, reaped after. */
+static int gone_cmp(const void *a, const void *b)
+{
+	const struct sl_sched_gone *x = a, *y = b;
+	if (x->v1 != y->v1)
+		return x->v1 < y->v1 ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
 
 static size_t gone_collect(struct sched_priv *sp)
 {
@@ -534,22 +541,27 @@ static size_t gone_collect(struct sched_priv *sp)
 	struct sl_sched_gone key, next, *prev = NULL;
 	size_t n = 0;
 
-	while (n < GONE_BATCH && bpf_map_get_next_key(fd, prev, &next) == 0) {
+	while (n < SL_SCHED_GONE_BATCH && bpf_map_get_next_key(fd, prev, &next) == 0) {
 		sp->gone[n++] = next;
 		key = next;
 		prev = &key;
 	}
+	qsort(sp->gone, n, sizeof(sp->gone[0]), gone_cmp);
 	return n;
 }
 
-static int gone_match(const struct sl_sched_key *k, const struct sl_sched_gone *g)
+/* 1 when either cgroup id of k is among the n collected removed cgroups. */
+static int key_gone(const struct sched_priv *sp, size_t n, const struct sl_sched_key *k)
 {
-	return (g->v1 ? k->cgroup_v1_id : k->cgroup_id) == g->id;
+	struct sl_sched_gone a = {.id = k->cgroup_id, .v1 = 0}, b = {.id = k->cgroup_v1_id, .v1 = 1};
+	return bsearch(&a, sp->gone, n, sizeof(a), gone_cmp) ||
+	       (k->cgroup_v1_id && bsearch(&b, sp->gone, n, sizeof(b), gone_cmp));
 }
 
 /* Delete the entries of the collected removed cgroups (read this tick) from
- * the kernel maps, then their queue entries. The user-space keys follow at
- * the next tick (not seen in the maps: freed by sync_watch). */
+ * the kernel maps, then their queue entries: one pass over the keys and the
+ * pairs. The user-space keys follow at the next tick (not seen in the maps:
+ * freed by sync_watch). */
 static void gone_reap(struct sched_priv *sp, size_t n)
 {
 	int hfd = bpf_map__fd(sp->skel->maps.sched_hist), pfd = bpf_map__fd(sp->skel->maps.sched_pairs),
@@ -557,16 +569,16 @@ static void gone_reap(struct sched_priv *sp, size_t n)
 	struct sched_key *ks, *ktmp;
 	struct sched_pairst *ps, *ptmp;
 
-	for (size_t i = 0; i < n; i++) {
-		const struct sl_sched_gone *g = &sp->gone[i];
-		HASH_ITER(hh, sp->keys, ks, ktmp)
-			if (gone_match(&ks->k, g))
-				bpf_map_delete_elem(hfd, &ks->k);
-		HASH_ITER(hh, sp->pairs, ps, ptmp)
-			if (gone_match(&ps->k.victim, g) || gone_match(&ps->k.neighbour, g))
-				bpf_map_delete_elem(pfd, &ps->k);
-		bpf_map_delete_elem(gfd, g);
-	}
+	if (!n)
+		return;
+	HASH_ITER(hh, sp->keys, ks, ktmp)
+		if (key_gone(sp, n, &ks->k))
+			bpf_map_delete_elem(hfd, &ks->k);
+	HASH_ITER(hh, sp->pairs, ps, ptmp)
+		if (key_gone(sp, n, &ps->k.victim) || key_gone(sp, n, &ps->k.neighbour))
+			bpf_map_delete_elem(pfd, &ps->k);
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(gfd, &sp->gone[i]);
 }
 
 static struct sched_snap *build_snap(struct sched_priv *sp, uint64_t now, uint64_t interval_ns)

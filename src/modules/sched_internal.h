@@ -3,6 +3,9 @@
 #ifndef SANDLENS_MODULES_SCHED_INTERNAL_H
 #define SANDLENS_MODULES_SCHED_INTERNAL_H
 
+/* Removed cgroups reaped per tick at most (the rest wait for the next one). */
+#define SL_SCHED_GONE_BATCH 1024
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -90,7 +93,8 @@ struct sched_priv {
 	uint64_t tick_no, last_tick_ns;
 	struct sched_key *keys;     /* uthash by struct sl_sched_key */
 	struct sched_pairst *pairs; /* uthash by struct sl_sched_pair_key */
-	struct sl_sched_gone gone[1024]; /* removed cgroups of this tick (GONE_BATCH) */
+	/* removed cgroups collected this tick (sched_gone), sorted */
+	struct sl_sched_gone gone[SL_SCHED_GONE_BATCH];
 	struct sched_series *series;/* uthash by id ("" = host) */
 	unsigned nseries;
 	struct sl_sched_hist *pcpu; /* ncpus scratch values */
