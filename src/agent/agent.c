@@ -289,6 +289,10 @@ void sl_agent_write_metrics(struct sl_agent *a, FILE *out)
 		     "# TYPE sandlens_store_queue_depth gauge\n"
 		     "sandlens_store_queue_depth %llu\n",
 		(unsigned long long)ss.queue_depth);
+	fprintf(out, "# HELP sandlens_log_suppressed_total Log lines not printed by a rate limiter (repeated failures).\n"
+		     "# TYPE sandlens_log_suppressed_total counter\n"
+		     "sandlens_log_suppressed_total %llu\n",
+		(unsigned long long)sl_log_suppressed_total());
 	fprintf(out, "# HELP sandlens_decode_errors_total Ring buffer records that could not be decoded.\n"
 		     "# TYPE sandlens_decode_errors_total counter\n"
 		     "sandlens_decode_errors_total %llu\n",
