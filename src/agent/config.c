@@ -11,7 +11,7 @@
 #include <string.h>
 #include <yaml.h>
 
-enum kind { K_STR, K_BOOL, K_UINT, K_DURATION, K_BYTES, K_LOGLEVEL, K_DURATION_NS, K_V1_CONTROLLER };
+enum kind { K_STR, K_BOOL, K_UINT, K_DURATION, K_BYTES, K_LOGLEVEL, K_DURATION_NS, K_V1_CONTROLLER, K_RATIO };
 
 /* attribution.v1_controller: the cgroup v1 controllers of the kernel
  * (cgroup_subsys_id, "blkio" being io_cgrp_id), docs/CONFIG.md. A fixed list,
@@ -27,7 +27,7 @@ struct key {
 	enum kind kind;
 	size_t off;
 	size_t size; /* strings: buffer size */
-	uint64_t min, max;
+	uint64_t min, max; /* K_RATIO: in millionths */
 };
 
 #define F(f) offsetof(struct sl_config, f), sizeof(((struct sl_config *)0)->f)
@@ -80,6 +80,20 @@ static const struct key keys[] = {
 	{"tasks.result_retention", K_DURATION, F(tasks.result_retention_s), 0, UINT32_MAX},
 	{"tasks.max_results", K_UINT, F(tasks.max_results), 0, 1u << 20},
 	{"tasks.store_path", K_STR, F(tasks.store_path), 0, 0},
+	{"pressure.enabled", K_BOOL, F(pressure.enabled), 0, 0},
+	{"pressure.cpu_budget", K_RATIO, F(pressure.cpu_budget), 1, 64000000},
+	{"pressure.memory_budget", K_BYTES, F(pressure.memory_budget), 0, 1ull << 40},
+	{"pressure.window", K_DURATION_NS, F(pressure.window_ns), 1000000000ull, 600000000000ull},
+	{"pressure.queue_high", K_RATIO, F(pressure.queue_high), 1, 1000000},
+	{"pressure.release_ratio", K_RATIO, F(pressure.release_ratio), 1, 999999},
+	{"pressure.dwell_up", K_DURATION_NS, F(pressure.dwell_up_ns), 0, 3600000000000ull},
+	{"pressure.dwell_down", K_DURATION_NS, F(pressure.dwell_down_ns), 0, 3600000000000ull},
+	{"pressure.metrics_slowdown", K_UINT, F(pressure.metrics_slowdown), 2, 60},
+	{"pressure.rate_shift", K_UINT, F(pressure.rate_shift), 1, 8},
+	{"pressure.cgroup.enabled", K_BOOL, F(pressure.cgroup.enabled), 0, 0},
+	{"pressure.cgroup.name", K_STR, F(pressure.cgroup.name), 0, 0},
+	{"pressure.cgroup.cpu_limit", K_RATIO, F(pressure.cgroup.cpu_limit), 0, 1024000000},
+	{"pressure.cgroup.memory_limit", K_BYTES, F(pressure.cgroup.memory_limit), 0, 1ull << 40},
 };
 #undef F
 
@@ -132,6 +146,19 @@ void sl_config_defaults(struct sl_config *c)
 	c->tasks.count_entries = 16384;
 	c->tasks.result_retention_s = 86400;
 	c->tasks.max_results = 200;
+	c->pressure.enabled = 1;
+	c->pressure.cpu_budget = 0.10;
+	c->pressure.memory_budget = 256ull << 20;
+	c->pressure.window_ns = 10000000000ull;
+	c->pressure.queue_high = 0.5;
+	c->pressure.release_ratio = 0.7;
+	c->pressure.dwell_up_ns = 10000000000ull;
+	c->pressure.dwell_down_ns = 30000000000ull;
+	c->pressure.metrics_slowdown = 4;
+	c->pressure.rate_shift = 3;
+	snprintf(c->pressure.cgroup.name, sizeof(c->pressure.cgroup.name), "sandlensd");
+	c->pressure.cgroup.cpu_limit = 1.0;
+	c->pressure.cgroup.memory_limit = 512ull << 20;
 }
 
 static int parse_u64(const char *s, uint64_t *out, const char **rest)
@@ -272,6 +299,26 @@ static int set_value(struct sl_config *c, const struct key *k, const char *v, ch
 			return -1;
 		}
 		break;
+	case K_RATIO: {
+		/* plain decimal only ("0.1", "2", ".5"): no sign, exponent, hex, inf or nan */
+		char *end;
+		double d;
+		size_t digits = strspn(v, "0123456789.");
+		errno = 0;
+		d = digits == strlen(v) && strchr("0123456789.", *v) ? strtod(v, &end) : 0;
+		if (digits != strlen(v) || !*v || errno || *end || strchr(v, '.') != strrchr(v, '.') ||
+		    !strcmp(v, ".")) {
+			snprintf(err, errlen, "%s: '%s' is not a decimal number (e.g. 0.1)", k->name, v);
+			return -1;
+		}
+		if (d * 1e6 < (double)k->min - 0.5 || d * 1e6 > (double)k->max + 0.5) {
+			snprintf(err, errlen, "%s: %s out of range [%g, %g]", k->name, v, (double)k->min / 1e6,
+				 (double)k->max / 1e6);
+			return -1;
+		}
+		*(double *)dst = d;
+		return 0;
+	}
 	case K_BYTES:
 		if (sl_parse_bytes(v, &u)) {
 			snprintf(err, errlen, "%s: '%s' is not a size (e.g. 4MiB, 512KiB)", k->name, v);
@@ -461,6 +508,29 @@ static int validate(const struct sl_config *c, char *err, size_t errlen)
 				 strspn(colon + 1, "0123456789") != strlen(colon + 1) || port < 1 || port > 65535)) {
 		snprintf(err, errlen, "api.listen: '%s' is not host:port with a port in 1..65535", c->api.listen);
 		return -1;
+	}
+	if (c->pressure.cgroup.enabled) {
+		const char *n = c->pressure.cgroup.name;
+		int bad = !*n || *n == '/' || n[strlen(n) - 1] == '/' || strstr(n, "//") != NULL;
+		for (const char *p = n; *p && !bad; p++)
+			if (!isalnum((unsigned char)*p) && !strchr("._-/", *p))
+				bad = 1;
+		for (const char *p = n; *p && !bad; p += strcspn(p, "/"), p += *p == '/') {
+			size_t sl = strcspn(p, "/");
+			if ((sl == 1 && p[0] == '.') || (sl == 2 && p[0] == '.' && p[1] == '.'))
+				bad = 1;
+		}
+		if (bad) {
+			snprintf(err, errlen,
+				 "pressure.cgroup.name: '%s' is not a relative cgroup path (letters, digits, '._-', '/' between components, no '.' or '..')",
+				 n);
+			return -1;
+		}
+		if (c->pressure.cgroup.memory_limit && c->pressure.cgroup.memory_limit < (16ull << 20)) {
+			snprintf(err, errlen, "pressure.cgroup.memory_limit: %llu bytes is below 16 MiB (0 = no limit)",
+				 (unsigned long long)c->pressure.cgroup.memory_limit);
+			return -1;
+		}
 	}
 	if (c->api.unix_socket[0] && c->api.unix_socket[0] != '/') {
 		snprintf(err, errlen, "api.unix_socket: '%s' is not an absolute path", c->api.unix_socket);

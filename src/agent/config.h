@@ -78,6 +78,25 @@ struct sl_config {
 		uint64_t max_results;         /* tasks.max_results: finished records kept, default 200 */
 		char store_path[512];         /* tasks.store_path: "" = tasks.db next to store.path */
 	} tasks;
+
+	struct {                              /* self-protection, docs/CONFIG.md "pressure" */
+		int enabled;                  /* pressure.enabled: default true */
+		double cpu_budget;            /* pressure.cpu_budget: share of one CPU, default 0.10 */
+		uint64_t memory_budget;       /* pressure.memory_budget: RSS bytes, default 256 MiB; 0 = off */
+		uint64_t window_ns;           /* pressure.window: CPU share averaged over, default 10s */
+		double queue_high;            /* pressure.queue_high: queue fill counted as pressure, default 0.5 */
+		double release_ratio;         /* pressure.release_ratio: hysteresis, default 0.7 */
+		uint64_t dwell_up_ns;         /* pressure.dwell_up: default 10s */
+		uint64_t dwell_down_ns;       /* pressure.dwell_down: default 30s */
+		uint64_t metrics_slowdown;    /* pressure.metrics_slowdown: step 1 interval factor, default 4 */
+		uint64_t rate_shift;          /* pressure.rate_shift: step 2 event rates >> this, default 3 */
+		struct {
+			int enabled;          /* pressure.cgroup.enabled: default false */
+			char name[128];       /* pressure.cgroup.name: relative cgroup, default "sandlensd" */
+			double cpu_limit;     /* pressure.cgroup.cpu_limit: CPUs (cpu.max), default 1.0; 0 = none */
+			uint64_t memory_limit; /* pressure.cgroup.memory_limit: bytes, default 512 MiB; 0 = none */
+		} cgroup;
+	} pressure;
 };
 
 void sl_config_defaults(struct sl_config *c);

@@ -284,6 +284,62 @@ static void duration_and_bytes(void **state)
 	assert_int_equal(sl_parse_bytes("1TiB", &v), -1);
 }
 
+/* The pressure section: ratios, defaults, and errors naming the key. */
+static void pressure_keys(void **state)
+{
+	(void)state;
+	struct sl_config c;
+	char err[256];
+	sl_config_defaults(&c);
+	assert_int_equal(c.pressure.enabled, 1);
+	assert_true(c.pressure.cpu_budget > 0.099 && c.pressure.cpu_budget < 0.101);
+	assert_int_equal(c.pressure.memory_budget, 256ull << 20);
+	assert_int_equal(c.pressure.cgroup.enabled, 0);
+	assert_int_equal(load("pressure:\n  cpu_budget: 0.001\n  memory_budget: 1GiB\n  window: 2s\n"
+			      "  dwell_up: 1s\n  dwell_down: 500ms\n  release_ratio: .5\n  rate_shift: 8\n"
+			      "  cgroup:\n    enabled: true\n    name: a/sandlens-1\n    cpu_limit: 0.5\n"
+			      "    memory_limit: 64MiB\n",
+			      &c, err, sizeof(err)),
+			 0);
+	assert_true(c.pressure.cpu_budget > 0.00099 && c.pressure.cpu_budget < 0.00101);
+	assert_int_equal(c.pressure.memory_budget, 1ull << 30);
+	assert_int_equal(c.pressure.window_ns, 2000000000ull);
+	assert_int_equal(c.pressure.dwell_down_ns, 500000000ull);
+	assert_true(c.pressure.release_ratio > 0.49 && c.pressure.release_ratio < 0.51);
+	assert_int_equal(c.pressure.rate_shift, 8);
+	assert_int_equal(c.pressure.cgroup.enabled, 1);
+	assert_string_equal(c.pressure.cgroup.name, "a/sandlens-1");
+	assert_int_equal(c.pressure.cgroup.memory_limit, 64ull << 20);
+	static const struct { const char *yaml, *want; } cases[] = {
+		{"pressure:\n  cpu_budget: 0\n", "pressure.cpu_budget: 0 out of range"},
+		{"pressure:\n  cpu_budget: -0.1\n", "pressure.cpu_budget: '-0.1' is not a decimal number"},
+		{"pressure:\n  cpu_budget: 1e-3\n", "pressure.cpu_budget: '1e-3' is not a decimal number"},
+		{"pressure:\n  cpu_budget: nan\n", "pressure.cpu_budget:"},
+		{"pressure:\n  cpu_budget: 0.1.2\n", "pressure.cpu_budget:"},
+		{"pressure:\n  cpu_budget: 10%\n", "pressure.cpu_budget:"},
+		{"pressure:\n  release_ratio: 1\n", "pressure.release_ratio: 1 out of range"},
+		{"pressure:\n  queue_high: 1.5\n", "pressure.queue_high:"},
+		{"pressure:\n  window: 10ms\n", "pressure.window:"},
+		{"pressure:\n  rate_shift: 9\n", "pressure.rate_shift:"},
+		{"pressure:\n  metrics_slowdown: 1\n", "pressure.metrics_slowdown:"},
+		{"pressure:\n  memory_budget: lots\n", "pressure.memory_budget:"},
+		{"pressure:\n  cgroup: 1\n", "pressure.cgroup: must be a mapping"},
+		{"pressure:\n  cgroup:\n    bogus: 1\n", "pressure.cgroup.bogus: unknown key"},
+		{"pressure:\n  cgroup:\n    enabled: true\n    name: /abs\n", "pressure.cgroup.name:"},
+		{"pressure:\n  cgroup:\n    enabled: true\n    name: a/../b\n", "pressure.cgroup.name:"},
+		{"pressure:\n  cgroup:\n    enabled: true\n    name: \"\"\n", "pressure.cgroup.name:"},
+		{"pressure:\n  cgroup:\n    enabled: true\n    name: a b\n", "pressure.cgroup.name:"},
+		{"pressure:\n  cgroup:\n    enabled: true\n    memory_limit: 1MiB\n", "pressure.cgroup.memory_limit:"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(load(cases[i].yaml, &c, err, sizeof(err)), -1);
+		if (!strstr(err, cases[i].want)) {
+			print_error("case %zu: error '%s' does not contain '%s'\n", i, err, cases[i].want);
+			fail();
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +353,7 @@ int main(void)
 		cmocka_unit_test(v1_controller_names),
 		cmocka_unit_test(accepted_values),
 		cmocka_unit_test(duration_and_bytes),
+		cmocka_unit_test(pressure_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
