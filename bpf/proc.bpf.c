@@ -27,6 +27,18 @@ const volatile __u64 exec_rate = 50;   /* tokens per second; 0 = no limit */
 const volatile __u64 exec_burst = 100; /* bucket size */
 const volatile __u32 fatal_only = 1;   /* signals: require SIG_DFL disposition */
 const volatile int v1_hierarchy_id = -1; /* cgroup events: v1 hierarchy to report */
+/* Written by user space at run time (sl_proc_set_rate_shift, 0..8): every
+ * token bucket's rate and burst are >> rate_shift (min 1) under pressure. */
+volatile __u32 rate_shift = 0;
+
+static __always_inline __u64 shifted(__u64 v)
+{
+	__u32 sh = rate_shift;
+	if (sh > 8)
+		sh = 8;
+	v >>= sh;
+	return v ? v : 1;
+}
 
 /* Signals whose default action is terminate or core dump (signal(7)). */
 #define FATAL_SIG_MASK                                                          \
@@ -102,7 +114,7 @@ static __always_inline struct sl_exec_bucket *exec_bucket_get(struct sl_exec_key
 
 	if (!b) {
 		struct sl_exec_bucket nb;
-		sl_bucket_init(&nb, now, exec_burst);
+		sl_bucket_init(&nb, now, shifted(exec_burst));
 		bpf_map_update_elem(&exec_buckets, k, &nb, BPF_NOEXIST);
 		b = bpf_map_lookup_elem(&exec_buckets, k);
 	}
@@ -137,7 +149,7 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 			mark_exec_suppressed(p);
 			return 0;
 		}
-		if (!sl_bucket_take(b, now, exec_rate, exec_burst, &carried)) {
+		if (!sl_bucket_take(b, now, shifted(exec_rate), shifted(exec_burst), &carried)) {
 			stat_inc(SL_ST_EXEC_RATE_LIMITED, 1);
 			mark_exec_suppressed(p);
 			return 0;

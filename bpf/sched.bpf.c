@@ -31,6 +31,18 @@ const volatile __u64 delay_threshold_ns = 1000000; /* sched_delay threshold */
 const volatile __u64 delay_rate = 10;              /* events/s per cgroup key; 0 = no limit */
 const volatile __u64 delay_burst = 20;
 const volatile int v1_hierarchy_id = -1;           /* cgroup_rmdir: v1 hierarchy of the key */
+/* Written by user space at run time (sl_sched_set_rate_shift, 0..8): the
+ * sched_delay bucket's rate and burst are >> rate_shift (min 1) under pressure. */
+volatile __u32 rate_shift = 0;
+
+static __always_inline __u64 shifted(__u64 v)
+{
+	__u32 sh = rate_shift;
+	if (sh > 8)
+		sh = 8;
+	v >>= sh;
+	return v ? v : 1;
+}
 
 /* Tick epoch, advanced by user space (mmap'd .bss) after each read. */
 volatile __u64 sched_epoch;
@@ -178,7 +190,7 @@ static __always_inline void emit_delay(struct task_struct *prev, struct task_str
 	if (!b)
 		return;
 	stat_inc(SL_SST_DELAY_SEEN);
-	if (delay_rate && !sl_bucket_take(b, now, delay_rate, delay_burst, &carried)) {
+	if (delay_rate && !sl_bucket_take(b, now, shifted(delay_rate), shifted(delay_burst), &carried)) {
 		stat_inc(SL_SST_DELAY_RATE_LIMITED);
 		return;
 	}

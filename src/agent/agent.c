@@ -2,6 +2,8 @@
  * pipeline (identity rule, attribution, counting, store), /healthz and the
  * agent-wide part of /metrics. */
 #include "agent/agent.h"
+#include "agent/pressure.h"
+#include "agent/pressure_rt.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/timefmt.h"
@@ -106,6 +108,14 @@ void sl_pipeline_emit(struct sl_agent *a, enum sl_evkind kind, uint64_t ts_mono_
 	struct sl_store_event ev;
 	struct sl_attr at;
 	char tbuf[SL_TIME_RFC3339_MAX], comm[SL_COMM_LEN + 1];
+	/* pressure step 4: low-severity events go before any further work */
+	if (atomic_load_explicit(&a->pressure_level, memory_order_relaxed) >= 4 &&
+	    sl_pressure_low_severity(sl_evkind_names[kind], (long)json_integer_value(json_object_get(fields, "exit_code")),
+				     (long)json_integer_value(json_object_get(fields, "signal")))) {
+		atomic_fetch_add(&a->dropped_pressure[kind], weight ? weight : 1);
+		json_decref(fields);
+		return;
+	}
 	uint64_t cg = sl_pipeline_resolve(a, subject, &at);
 
 	memset(&ev, 0, sizeof(ev));
@@ -202,12 +212,13 @@ json_t *sl_agent_health_json(struct sl_agent *a)
 	json_object_set_new(root, "cgroup_v2_mount", json_string(a->mounts.v2));
 	json_object_set_new(root, "cgroup_v1_mount", json_string(a->mounts.v1));
 	json_object_set_new(root, "modules", mods);
+	json_object_set_new(root, "pressure", sl_pressure_rt_health_json(a->pressure, a->mono_to_real_ns));
 	return root;
 }
 
 /* Fill of a BPF ring buffer: (producer_pos - consumer_pos) / size, from its
  * read-only mmap'd position pages (see kernel/bpf/ringbuf.c). -1 on error. */
-static double ringbuf_fill(int map_fd)
+double sl_agent_ringbuf_fill(int map_fd)
 {
 	struct bpf_map_info info;
 	__u32 len = sizeof(info);
@@ -301,7 +312,7 @@ void sl_agent_write_metrics(struct sl_agent *a, FILE *out)
 	fprintf(out, "# HELP sandlens_ringbuf_fill_ratio Share of each BPF ring buffer holding unread records.\n"
 		     "# TYPE sandlens_ringbuf_fill_ratio gauge\n");
 	for (int i = 0; i < a->nrb; i++) {
-		double f = ringbuf_fill(a->rb_map_fds[i]);
+		double f = sl_agent_ringbuf_fill(a->rb_map_fds[i]);
 		if (f >= 0)
 			fprintf(out, "sandlens_ringbuf_fill_ratio{ringbuf=\"%s\"} %.6f\n", a->rb_names[i], f);
 	}
@@ -338,6 +349,9 @@ void sl_agent_write_metrics(struct sl_agent *a, FILE *out)
 	for (int k = 0; k < SL_K_MAX; k++)
 		fprintf(out, "sandlens_events_dropped_total{reason=\"store_queue_full\",type=\"%s\"} %llu\n",
 			sl_evkind_names[k], (unsigned long long)atomic_load(&a->dropped_store[k]));
+	for (int k = 0; k < SL_K_MAX; k++)
+		fprintf(out, "sandlens_events_dropped_total{reason=\"pressure\",type=\"%s\"} %llu\n",
+			sl_evkind_names[k], (unsigned long long)atomic_load(&a->dropped_pressure[k]));
 	for (int i = 0; i < a->nmodules; i++) {
 		struct sl_module *m = &a->modules[i];
 		if (m->enabled && !m->state && m->ops->write_drops)
@@ -371,6 +385,7 @@ void sl_agent_write_metrics(struct sl_agent *a, FILE *out)
 	/* the container_* and sandlens_workload_* families come from the stats
 	 * snapshot by reference (sl_agent_stats_prom), not through this copy */
 	sl_stats_write_self_metrics(a->stats, out);
+	sl_pressure_rt_write_metrics(a->pressure, out);
 
 	double cpu, rss;
 	if (!self_usage(&cpu, &rss))

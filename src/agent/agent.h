@@ -18,6 +18,7 @@ struct sl_runc_index;
 struct sl_stats;
 struct sl_stats_prom;
 struct sl_tasks;
+struct sl_pressure_rt;
 struct ring_buffer;
 
 /* Event kinds counted by the pipeline (index into sl_agent.events_total). */
@@ -33,6 +34,7 @@ struct sl_agent {
 	struct sl_runc_index *runc; /* plain runc containers; NULL when attribution is off */
 	struct sl_stats *stats;     /* workload statistics collector (src/stats); NULL when stats are off */
 	struct sl_tasks *tasks;     /* on-demand task executor (src/task); NULL when tasks are off */
+	struct sl_pressure_rt *pressure; /* self-protection (pressure_rt.h); NULL when off */
 	struct sl_cg_mounts mounts;
 	int v1_subsys_id;           /* cgroup_subsys_id of cfg.attribution.v1_controller, -1 if not on v1 */
 
@@ -52,6 +54,8 @@ struct sl_agent {
 	_Atomic uint64_t exec_truncated_total; /* sum of truncated_count delivered */
 	_Atomic uint64_t decode_errors;        /* short or unknown ring buffer records */
 	_Atomic uint64_t dropped_store[SL_K_MAX]; /* store queue full, in kernel events (weights) */
+	_Atomic uint64_t dropped_pressure[SL_K_MAX]; /* pressure step 4, low severity, in kernel events */
+	_Atomic int pressure_level; /* 0..4, set by pressure_rt.c; steps 3 and 4 read it */
 	/* attribution cache figures, published by the poll loop each tick */
 	_Atomic uint64_t attr_entries, attr_hits, attr_misses, attr_evictions, attr_rmdir_drops;
 	_Atomic int running;
@@ -101,5 +105,9 @@ void sl_agent_write_metrics(struct sl_agent *a, FILE *out);
 struct sl_stats_prom *sl_agent_stats_prom(struct sl_agent *a);
 
 uint64_t sl_mono_ns(void);
+
+/* Fill of a BPF ring buffer map, 0..1: unread bytes / size, from its
+ * read-only position pages. -1 when it cannot be read. Any thread. */
+double sl_agent_ringbuf_fill(int map_fd);
 
 #endif

@@ -2,6 +2,7 @@
  * discovers cgroup mounts, opens the store, starts every enabled module,
  * the API, and runs the one poll loop until SIGINT/SIGTERM. */
 #include "agent/agent.h"
+#include "agent/pressure_rt.h"
 #include "agent/probe.h"
 #include "api/api.h"
 #include "cgroup/runc_state.h"
@@ -271,12 +272,24 @@ static void publish_attr_stats(struct sl_agent *a)
 	atomic_store(&a->attr_rmdir_drops, cs.rmdir_drops);
 }
 
+/* Modules whose tick is metric collection (a snapshot of kernel counters
+ * that keep counting in between): pressure step 1 runs it every n-th tick.
+ * The proc tick (bucket sweep, drop accounting) always runs. */
+static int is_metric_tick(const struct sl_module *m)
+{
+	return !strcmp(m->ops->name, "sched");
+}
+
 static void tick(struct sl_agent *a)
 {
+	static uint64_t tick_no;
 	uint64_t now = sl_mono_ns();
+	sl_pressure_rt_tick(a->pressure, now);
+	unsigned div = sl_pressure_rt_tick_divisor(a->pressure);
+	tick_no++;
 	for (int i = 0; i < a->nmodules; i++) {
 		struct sl_module *m = &a->modules[i];
-		if (m->enabled && !m->state && m->ops->tick)
+		if (m->enabled && !m->state && m->ops->tick && (!is_metric_tick(m) || div <= 1 || tick_no % div == 0))
 			m->ops->tick(m, now);
 	}
 	publish_attr_stats(a);
@@ -478,6 +491,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out_modules;
 	}
+	a->pressure = sl_pressure_rt_new(a); /* NULL: off (logged) */
 	if (a->cfg.tasks.enabled)
 		a->tasks = sl_tasks_start_agent(a); /* NULL: logged, task routes answer 503 */
 	struct sl_api *api = sl_api_start(a, err, sizeof(err));
@@ -501,6 +515,8 @@ int main(int argc, char **argv)
 	sl_api_drain_streams(api, 1000); /* the streams of the tasks that did end */
 	sl_api_stop(api); /* ends the remaining follow streams; no handler runs after this */
 out_modules:
+	sl_pressure_rt_free(a->pressure); /* level 0, own cgroup left; before modules and stats go */
+	a->pressure = NULL;
 	sl_tasks_free(a->tasks); /* cancels running tasks, destroys their BPF objects */
 	a->tasks = NULL;
 	/* Drain what the kernel already wrote, then detach everything. */

@@ -2,6 +2,7 @@
 #include "api/api_tasks.h"
 #include "api/api.h"
 #include "agent/agent.h"
+#include "agent/pressure_rt.h"
 #include "common/log.h"
 #include "task/task.h"
 
@@ -313,6 +314,8 @@ static enum MHD_Result create(struct sl_agent *a, struct MHD_Connection *c, stru
 	json_decref(body);
 	if (rc)
 		return send_error(c, 400, "INVALID_ARGUMENT", err, NULL);
+	if (sl_pressure_rt_refuse_tasks(a->pressure, err, sizeof(err))) /* pressure step 3 */
+		return send_error(c, 429, "RESOURCE_EXHAUSTED", err, NULL);
 	rc = sl_tasks_create(a->tasks, &spec, id, err, sizeof(err));
 	switch (rc) {
 	case 0: break;

@@ -258,6 +258,23 @@ static void proc_tick(struct sl_module *m, uint64_t now_ns)
 	atomic_store(&pp->buckets, n);
 }
 
+int sl_proc_set_rate_shift(struct sl_module *m, unsigned shift)
+{
+	struct proc_priv *pp = m ? m->priv : NULL;
+	if (shift > 8 || !pp || !pp->skel || !pp->skel->bss)
+		return -EINVAL;
+	__atomic_store_n(&pp->skel->bss->rate_shift, shift, __ATOMIC_RELAXED);
+	return 0;
+}
+
+unsigned sl_proc_get_rate_shift(struct sl_module *m)
+{
+	struct proc_priv *pp = m ? m->priv : NULL;
+	if (!pp || !pp->skel || !pp->skel->bss)
+		return 0;
+	return __atomic_load_n(&pp->skel->bss->rate_shift, __ATOMIC_RELAXED);
+}
+
 static uint64_t stat_sum(struct proc_priv *pp, uint32_t idx)
 {
 	return sl_percpu_sum(bpf_map__fd(pp->skel->maps.proc_stats), idx, pp->ncpus);

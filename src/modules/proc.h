@@ -20,6 +20,18 @@ json_t *sl_proc_argv_json(const char *argv, size_t len);
 json_t *sl_proc_exec_fields(const struct sl_exec_event *e, size_t size);
 json_t *sl_proc_exit_fields(const struct sl_exit_event *e, size_t size);
 
+struct sl_module;
+
+/* Pressure step 2 (docs/ARCHITECTURE.md "Pressure"): every exec token
+ * bucket's rate and burst become >> shift (min 1 per second / token) from
+ * the next exec on; suppressed execs are still counted in truncated_count.
+ * shift 0..8 (0 = as configured); proc.exec_rate 0 (no limit) stays
+ * unlimited. m is the running proc module. Returns 0, -EINVAL for a shift
+ * above 8 or a module that is not running. */
+int sl_proc_set_rate_shift(struct sl_module *m, unsigned shift);
+/* The current shift (0 when m is not running). */
+unsigned sl_proc_get_rate_shift(struct sl_module *m);
+
 /* "memcg" | "global" */
 const char *sl_oom_constraint_name(unsigned c);
 

@@ -753,6 +753,23 @@ static int sched_add_ringbufs(struct sl_module *m, struct sl_agent *a)
 	return sl_agent_add_ringbuf(a, "sched", bpf_map__fd(sp->skel->maps.sched_events), on_record, m);
 }
 
+int sl_sched_set_rate_shift(struct sl_module *m, unsigned shift)
+{
+	struct sched_priv *sp = m ? m->priv : NULL;
+	if (shift > 8 || !sp || !sp->skel || !sp->skel->bss)
+		return -EINVAL;
+	__atomic_store_n(&sp->skel->bss->rate_shift, shift, __ATOMIC_RELAXED);
+	return 0;
+}
+
+unsigned sl_sched_get_rate_shift(struct sl_module *m)
+{
+	struct sched_priv *sp = m ? m->priv : NULL;
+	if (!sp || !sp->skel || !sp->skel->bss)
+		return 0;
+	return __atomic_load_n(&sp->skel->bss->rate_shift, __ATOMIC_RELAXED);
+}
+
 static void sched_destroy(struct sl_module *m)
 {
 	struct sched_priv *sp = m->priv;

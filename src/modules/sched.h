@@ -9,6 +9,14 @@
 #include "sandlens/events.h"
 
 struct sl_agent;
+struct sl_module;
+
+/* Pressure step 2: the sched_delay token bucket's rate and burst become
+ * >> shift (min 1), same contract as sl_proc_set_rate_shift (0..8; 0 = as
+ * configured; sched.delay_rate 0 stays unlimited). Returns 0, -EINVAL for a
+ * shift above 8 or a module that is not running. */
+int sl_sched_set_rate_shift(struct sl_module *m, unsigned shift);
+unsigned sl_sched_get_rate_shift(struct sl_module *m);
 
 /* The last published per-container snapshot as the GET /api/v1/sched body:
  * {time, interval_seconds, containers: [{container_id, pod_uid, runtime,

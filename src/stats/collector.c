@@ -40,6 +40,7 @@ struct sl_stats {
 	pthread_cond_t wcv;
 	int stop;
 
+	_Atomic unsigned slowdown;  /* pressure step 1: interval factor, 0/1 = none */
 	_Atomic uint64_t passes, failures;
 	_Atomic uint64_t render_ns; /* last pass: Prometheus text + its gzip */
 	_Atomic uint64_t prom_bytes, prom_gz_bytes;
@@ -126,6 +127,20 @@ int sl_stats_collect_now(struct sl_stats *c)
 	return 0;
 }
 
+void sl_stats_set_slowdown(struct sl_stats *c, unsigned factor)
+{
+	if (c)
+		atomic_store(&c->slowdown, factor ? factor : 1);
+}
+
+uint64_t sl_stats_interval_ms(struct sl_stats *c)
+{
+	if (!c)
+		return 0;
+	unsigned f = atomic_load(&c->slowdown);
+	return c->cfg.interval_ms * (f ? f : 1);
+}
+
 static void *run(void *arg)
 {
 	struct sl_stats *c = arg;
@@ -134,7 +149,7 @@ static void *run(void *arg)
 	for (;;) {
 		if (sl_stats_collect_now(c))
 			sl_warn(MOD, "statistics pass failed: out of memory");
-		uint64_t ns = (uint64_t)next.tv_nsec + c->cfg.interval_ms * 1000000ull;
+		uint64_t ns = (uint64_t)next.tv_nsec + sl_stats_interval_ms(c) * 1000000ull;
 		next.tv_sec += (time_t)(ns / 1000000000ull);
 		next.tv_nsec = (long)(ns % 1000000000ull);
 		struct timespec now;

@@ -293,6 +293,13 @@ int sl_stats_start(struct sl_stats *c);
 void sl_stats_stop(struct sl_stats *c);
 /* Stop, then free every snapshot. NULL is a no-op. */
 void sl_stats_free(struct sl_stats *c);
+/* Pressure step 1: passes run every factor x interval_ms from the next
+ * pass on (factor 1 = as configured; 0 is taken as 1). Counters read from
+ * cgroup files are cumulative, so a slower pass loses no count, only
+ * resolution. Any thread; c NULL is a no-op. */
+void sl_stats_set_slowdown(struct sl_stats *c, unsigned factor);
+/* The current interval between passes in ms (interval_ms x factor); 0 for NULL. */
+uint64_t sl_stats_interval_ms(struct sl_stats *c);
 /* One pass now on the calling thread (takes the collector's mutex).
  * Returns 0 or -ENOMEM. */
 int sl_stats_collect_now(struct sl_stats *c);
