@@ -49,6 +49,7 @@ assert_eq "steps listed" '["metrics_slowed","events_sampled","tasks_refused","lo
 
 # Idle: the agent must be at level 0 and under the release mark (budget x
 # 0.5) for 3 s running (a full window of real measurements), within 60 s.
+TI=$(date +%s)
 quiet=0
 for _ in $(seq 1 120); do
 	P=$(hz | jq -c .pressure)
@@ -61,7 +62,7 @@ for _ in $(seq 1 120); do
 	fi
 	sleep 0.5
 done
-note "idle: cpu_share $(jq .cpu_share <<<"$P") (budget $BUDGET), rss $(jq .rss_bytes <<<"$P") bytes"
+note "idle after $(($(date +%s) - TI)) s: cpu_share $(jq .cpu_share <<<"$P") (budget $BUDGET), rss $(jq .rss_bytes <<<"$P") bytes"
 [ $quiet -ge 6 ] || skip "host too busy: the idle agent stays above the release mark ($(jq -r .reason <<<"$P"); budget $BUDGET); set SL_PRESSURE_BUDGET"
 
 # A target for the task probes.
@@ -77,6 +78,7 @@ post_task() { # -> "<http code> <body>"
 ct_create storm kubepods -- /bin/sl-testprog storm 100000000 /bin/true
 ct_start_bg
 STORM_PID=$CT_RUN_PID
+T0=$(date +%s)
 
 # Up: poll until level 4 (at most 120 s), checking each step's effect.
 max=0 seen_interval="" seen_shift="" refused="" t=0
@@ -98,6 +100,7 @@ while [ $t -lt 240 ]; do
 	t=$((t + 1))
 done
 kill -0 "$STORM_PID" 2>/dev/null || fail "the storm container ended early ($(cat "$CT_DIR/stderr"))"
+note "level 4 reached $(($(date +%s) - T0)) s after the storm began"
 assert_eq "highest level under the storm" 4 "$max"
 assert_eq "step 1: stats interval (1 s x 4)" 4 "$seen_interval"
 assert_eq "step 2: rate shift" 3 "$seen_shift"
@@ -123,6 +126,7 @@ assert_eq "sandlens_pressure_step_active{step=4}" 1 "$(sl_metric sandlens_pressu
 # The storm stops: back down to 0 (at most 180 s).
 runc --root "$CT_RUNC_ROOT" kill "$CT_ID" KILL >/dev/null 2>&1
 wait "$STORM_PID" 2>/dev/null
+T1=$(date +%s)
 t=0
 while [ $t -lt 360 ]; do
 	P=$(hz | jq -c .pressure)
@@ -131,6 +135,7 @@ while [ $t -lt 360 ]; do
 	t=$((t + 1))
 done
 echo "$P" >"$SL_LOGDIR/pressure-end.json"
+note "level $(jq .level <<<"$P") $(($(date +%s) - T1)) s after the storm ended"
 assert_eq "level after the storm" 0 "$(jq .level <<<"$P")"
 assert_eq "steps undone: stats interval" 1 "$(jq .stats_interval_seconds <<<"$P")"
 assert_eq "steps undone: rate shift" 0 "$(jq .rate_shift <<<"$P")"
