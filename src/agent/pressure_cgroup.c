@@ -68,7 +68,8 @@ static int put(const char *dir, const char *file, const char *s)
 	char p[700];
 	if (snprintf(p, sizeof(p), "%s/%s", dir, file) >= (int)sizeof(p))
 		return -ENAMETOOLONG;
-	int fd = open(p, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_TRUNC as a shell's "echo >" does (kernfs ignores it) */
+	int fd = open(p, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	ssize_t n = write(fd, s, strlen(s));
