@@ -231,12 +231,28 @@ static void test_concurrent_swap(void **state)
 	sl_stats_free(c);
 }
 
+/* Pressure step 1: the interval between passes is interval x factor. */
+static void test_slowdown(void **state)
+{
+	(void)state;
+	struct sl_stats *c = new_collector(250);
+	assert_int_equal(sl_stats_interval_ms(c), 250);
+	sl_stats_set_slowdown(c, 4);
+	assert_int_equal(sl_stats_interval_ms(c), 1000);
+	sl_stats_set_slowdown(c, 0); /* taken as 1 */
+	assert_int_equal(sl_stats_interval_ms(c), 250);
+	sl_stats_set_slowdown(NULL, 4);
+	assert_int_equal(sl_stats_interval_ms(NULL), 0);
+	sl_stats_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_handler_does_not_take_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_ready_and_disabled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_swap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slowdown, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
