@@ -150,6 +150,12 @@ sl_write_config() {
 		echo "  listen: \"127.0.0.1:$SL_PORT\""
 		echo "  unix_socket: $SL_SOCK"
 		[ -n "${1:-}" ] && printf '%s\n' "$1"
+		# Self-protection degrades by the agent's own CPU, which on a shared
+		# test host depends on everything else running: off unless the test
+		# configures it (t_pressure) or SL_TEST_PRESSURE=1 keeps the defaults.
+		if [ -z "${SL_TEST_PRESSURE:-}" ] && ! grep -q '^pressure:' <<<"${1:-}"; then
+			printf 'pressure:\n  enabled: false\n'
+		fi
 	} >"$SL_CONFIG"
 	export SL_PORT SL_API SL_DB SL_SOCK SL_CONFIG
 }
