@@ -34,6 +34,7 @@ sl_agent_start "stats:
   interval: 1s
 pressure:
   cpu_budget: $BUDGET
+  memory_budget: 4GiB
   window: 3s
   dwell_up: 2s
   dwell_down: 3s
@@ -65,7 +66,7 @@ for _ in $(seq 1 120); do
 	sleep 0.5
 done
 note "idle after $(($(date +%s) - TI)) s: cpu_share $(jq .cpu_share <<<"$P") (budget $BUDGET), rss $(jq .rss_bytes <<<"$P") bytes"
-[ $quiet -ge 6 ] || skip "host too busy: the idle agent stays above the release mark ($(jq -r .reason <<<"$P"); budget $BUDGET); set SL_PRESSURE_BUDGET"
+[ $quiet -ge 6 ] || skip "the idle agent stays above the release mark, the host is too busy to tell the storm from the rest ($(jq -r .reason <<<"$P"); cpu budget $BUDGET); set SL_PRESSURE_BUDGET"
 
 # A target for the task probes.
 sleep 600 &
