@@ -43,6 +43,20 @@ pressure:
   rate_shift: 3"
 
 hz() { curl -sf -m 10 "$SL_API/healthz"; }
+# rate_shift in this agent's BPF .bss map NAME (proc_bpf.bss, sched_bp.bss),
+# found through the agent's fds; "" without bpftool.
+bss_shift() {
+	command -v bpftool >/dev/null || return 0
+	local f id
+	for f in /proc/"$SL_AGENT_PID"/fdinfo/*; do
+		id=$(awk '/^map_id:/ {print $2}' "$f" 2>/dev/null)
+		[ -n "$id" ] || continue
+		if [ "$(bpftool map show id "$id" -j 2>/dev/null | jq -r .name)" = "$1" ]; then
+			bpftool map dump id "$id" -j | jq '.[0].formatted.value[".bss"][] | select(has("rate_shift")) | .rate_shift'
+			return
+		fi
+	done
+}
 
 P=$(hz | jq -c .pressure)
 assert_eq "pressure enabled" true "$(jq .enabled <<<"$P")"
@@ -93,7 +107,10 @@ while [ $t -lt 240 ]; do
 	l=$(jq .level <<<"$P")
 	[ "$l" -gt "$max" ] && max=$l
 	[ "$l" -ge 1 ] && [ -z "$seen_interval" ] && seen_interval=$(jq .stats_interval_seconds <<<"$P")
-	[ "$l" -ge 2 ] && [ -z "$seen_shift" ] && seen_shift=$(jq .rate_shift <<<"$P")
+	if [ "$l" -ge 2 ] && [ -z "$seen_shift" ]; then
+		seen_shift=$(jq .rate_shift <<<"$P")
+		kshift="$(bss_shift proc_bpf.bss) $(bss_shift sched_bp.bss)"
+	fi
 	if [ "$l" -ge 3 ] && [ -z "$refused" ]; then
 		refused=$(post_task)
 		# the level may have gone back below 3 between the two requests
@@ -108,6 +125,10 @@ note "level 4 reached $(($(date +%s) - T0)) s after the storm began"
 assert_eq "highest level under the storm" 4 "$max"
 assert_eq "step 1: stats interval (1 s x 4)" 4 "$seen_interval"
 assert_eq "step 2: rate shift" 3 "$seen_shift"
+if command -v bpftool >/dev/null; then
+	# the kernel side: both modules' buckets (unless the level fell back meanwhile)
+	assert_eq "step 2: rate_shift in the proc and sched BPF programs" "3 3" "$kshift"
+fi
 assert_eq "step 3: task refused" 429 "${refused%% *}"
 case "$refused" in
 *'"agent under pressure: level '*) ;;
@@ -143,6 +164,8 @@ note "level $(jq .level <<<"$P") $(($(date +%s) - T1)) s after the storm ended"
 assert_eq "level after the storm" 0 "$(jq .level <<<"$P")"
 assert_eq "steps undone: stats interval" 1 "$(jq .stats_interval_seconds <<<"$P")"
 assert_eq "steps undone: rate shift" 0 "$(jq .rate_shift <<<"$P")"
+command -v bpftool >/dev/null &&
+	assert_eq "steps undone: rate_shift in the BPF programs" "0 0" "$(bss_shift proc_bpf.bss) $(bss_shift sched_bp.bss)"
 assert_eq "sandlens_pressure_level" 0 "$(sl_metric sandlens_pressure_level)"
 
 # The transition log: one step at a time, up 0->1->2->3->4 first, and the
