@@ -3,6 +3,7 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <ctype.h>
 #include <limits.h>
 #include <stddef.h>
@@ -43,6 +44,10 @@ static const struct key keys[] = {
 	{"api.listen", K_STR, F(api.listen), 0, 0},
 	{"api.unix_socket", K_STR, F(api.unix_socket), 0, 0},
 	{"api.threads", K_UINT, F(api.threads), 1, 64},
+	{"api.token_file", K_STR, F(api.token_file), 0, 0},
+	{"api.admin_group", K_STR, F(api.admin_group), 0, 0},
+	{"api.header_timeout", K_DURATION, F(api.header_timeout_s), 1, 3600},
+	{"api.max_client_connections", K_UINT, F(api.max_client_connections), 1, 1024},
 	{"attribution.enabled", K_BOOL, F(attribution.enabled), 0, 0},
 	{"attribution.cache_size", K_UINT, F(attribution.cache_size), 16, 1u << 22},
 	{"attribution.positive_ttl", K_DURATION, F(attribution.positive_ttl_s), 1, 86400},
@@ -96,6 +101,11 @@ void sl_config_defaults(struct sl_config *c)
 	c->store.batch_max = 2048;
 	snprintf(c->api.listen, sizeof(c->api.listen), "127.0.0.1:9753");
 	c->api.threads = 2;
+	snprintf(c->api.unix_socket, sizeof(c->api.unix_socket), "/run/sandlens/api.sock");
+	snprintf(c->api.token_file, sizeof(c->api.token_file), "/run/sandlens/api.token");
+	c->api.admin_gid = (gid_t)-1;
+	c->api.header_timeout_s = 10;
+	c->api.max_client_connections = 16;
 	c->attribution.enabled = 1;
 	c->attribution.cache_size = 4096;
 	c->attribution.positive_ttl_s = 300;
@@ -391,7 +401,7 @@ static int walk(struct sl_config *c, yaml_document_t *doc, yaml_node_t *map, con
 	return 0;
 }
 
-static int validate(const struct sl_config *c, char *err, size_t errlen)
+static int validate(struct sl_config *c, char *err, size_t errlen)
 {
 	uint64_t rb = c->proc.ringbuf_bytes;
 	if (rb & (rb - 1)) {
@@ -465,6 +475,20 @@ static int validate(const struct sl_config *c, char *err, size_t errlen)
 	if (c->api.unix_socket[0] && c->api.unix_socket[0] != '/') {
 		snprintf(err, errlen, "api.unix_socket: '%s' is not an absolute path", c->api.unix_socket);
 		return -1;
+	}
+	if (c->api.token_file[0] && c->api.token_file[0] != '/') {
+		snprintf(err, errlen, "api.token_file: '%s' is not an absolute path", c->api.token_file);
+		return -1;
+	}
+	c->api.admin_gid = (gid_t)-1;
+	if (c->api.admin_group[0]) {
+		struct group gr, *res = NULL;
+		char buf[4096];
+		if (getgrnam_r(c->api.admin_group, &gr, buf, sizeof(buf), &res) != 0 || !res) {
+			snprintf(err, errlen, "api.admin_group: no such group '%s'", c->api.admin_group);
+			return -1;
+		}
+		c->api.admin_gid = res->gr_gid;
 	}
 	return 0;
 }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct sl_config {
 	int log_level; /* enum sl_log_level; key log_level: error|warn|info|debug */
@@ -22,8 +23,13 @@ struct sl_config {
 
 	struct {
 		char listen[128];        /* api.listen: "127.0.0.1:9753"; "" = no TCP */
-		char unix_socket[256];   /* api.unix_socket: "" = none; created mode 0600 */
+		char unix_socket[256];   /* api.unix_socket: default /run/sandlens/api.sock; "" = none; mode 0600 (0660 with admin_group) */
 		uint64_t threads;        /* api.threads: default 2 */
+		char token_file[256];    /* api.token_file: default /run/sandlens/api.token (generated when missing); "" = no token */
+		char admin_group[64];    /* api.admin_group: "" = none; else a group whose members are admins over the socket */
+		gid_t admin_gid;         /* (derived) admin_group's gid, (gid_t)-1 when none */
+		uint64_t header_timeout_s; /* api.header_timeout: request headers must be complete within this; default 10s */
+		uint64_t max_client_connections; /* api.max_client_connections: per peer uid (or address), root exempt; default 16 */
 	} api;
 
 	struct {

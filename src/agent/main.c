@@ -4,6 +4,7 @@
 #include "agent/agent.h"
 #include "agent/probe.h"
 #include "api/api.h"
+#include "api/api_auth.h"
 #include "cgroup/runc_state.h"
 #include "common/log.h"
 #include "common/timefmt.h"
@@ -393,6 +394,16 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"sandlensd: invalid configuration: tasks.store_path: '%s' is the event store (store.path); the task store needs its own file\n",
 				tdb);
+			return 2;
+		}
+	}
+	if (a->cfg.api.token_file[0]) { /* a token file others can read is a config error */
+		char tok[SL_API_TOKEN_MAX + 1];
+		int tl = sl_api_token_load(a->cfg.api.token_file, !check_only && geteuid() == 0, tok,
+					   sizeof(tok), err, sizeof(err));
+		explicit_bzero(tok, sizeof(tok));
+		if (tl < 0) {
+			fprintf(stderr, "sandlensd: invalid configuration: %s\n", err);
 			return 2;
 		}
 	}
