@@ -2,6 +2,7 @@
  * pipeline (identity rule, attribution, counting, store), /healthz and the
  * agent-wide part of /metrics. */
 #include "agent/agent.h"
+#include "api/api.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/timefmt.h"
@@ -293,6 +294,7 @@ void sl_agent_write_metrics(struct sl_agent *a, FILE *out)
 		     "# TYPE sandlens_log_suppressed_total counter\n"
 		     "sandlens_log_suppressed_total %llu\n",
 		(unsigned long long)sl_log_suppressed_total());
+	sl_api_write_metrics(out);
 	fprintf(out, "# HELP sandlens_decode_errors_total Ring buffer records that could not be decoded.\n"
 		     "# TYPE sandlens_decode_errors_total counter\n"
 		     "sandlens_decode_errors_total %llu\n",

@@ -105,7 +105,7 @@ static void h_events(struct sl_api *api, const struct sl_api_param *p, size_t n,
 		return;
 	}
 	if (r->redact)
-		atomic_fetch_add(&api->argv_withheld, sl_api_withhold_secrets(ev));
+		atomic_fetch_add(&sl_api_counters.argv_withheld, sl_api_withhold_secrets(ev));
 	int64_t cursor = f.after_id;
 	reply_json_list(api, r, "events", ev, &cursor);
 	json_decref(ev);
@@ -315,7 +315,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	enum sl_api_access need = sl_api_route_access(method, url);
 	if (need == SL_ACCESS_ADMIN && !admin) {
 		static struct sl_log_limit lim = SL_LOG_LIMIT_INIT(10);
-		atomic_fetch_add(&api->denied, 1);
+		atomic_fetch_add(&sl_api_counters.denied, 1);
 		sl_log_limited(&lim, SL_LOG_INFO, MOD, "%s %.120s from %s uid %d: 403 (not an admin)",
 			       method, url, cs->lis->is_unix ? "unix socket" : "tcp",
 			       (int)(cs->lis->is_unix ? cs->peer.uid : cs->budget_uid));
@@ -617,6 +617,8 @@ struct sl_api *sl_api_start(struct sl_agent *a, char *err, size_t errlen)
 	api->lis[1].is_unix = 1;
 	pthread_mutex_init(&api->conn_mu, NULL);
 	api->kptr_restrict = sl_api_kptr_restrict();
+	api->header_timeout_s = a->cfg.api.header_timeout_s ? (unsigned)a->cfg.api.header_timeout_s : 10;
+	api->max_client = a->cfg.api.max_client_connections ? (unsigned)a->cfg.api.max_client_connections : 16;
 	if (a->cfg.api.token_file[0]) {
 		int tl = sl_api_token_load(a->cfg.api.token_file, 1, api->token, sizeof(api->token), err,
 					   errlen);

@@ -52,6 +52,12 @@ void sl_api_stop(struct sl_api *api);
  * listener. */
 int sl_api_tcp_port(const struct sl_api *api);
 
+/* The API's own counters as Prometheus text (sandlens_api_*: connections
+ * closed by the header deadline or the per-client budget, 403 answers,
+ * events sent without argv), process-wide; sl_agent_write_metrics calls it. */
+#include <stdio.h>
+void sl_api_write_metrics(FILE *out);
+
 /* Overrides SL_API_MAX_BODY (bytes; tests). Call before requests arrive. */
 void sl_api_set_max_body(struct sl_api *api, size_t bytes);
 

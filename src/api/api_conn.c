@@ -207,7 +207,7 @@ void sl_api_conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
 		lis->conns->prev = cs;
 	lis->conns = cs;
 	lis->nconns++;
-	int ok = sl_api_client_budget_ok(same, (unsigned)api->a->cfg.api.max_client_connections,
+	int ok = sl_api_client_budget_ok(same, api->max_client,
 					 cs->exempt);
 	if (!ok && cs->fd >= 0) {
 		cs->cut = 1;
@@ -215,7 +215,7 @@ void sl_api_conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
 	}
 	pthread_mutex_unlock(&api->conn_mu);
 	if (!ok) {
-		atomic_fetch_add(&api->cut_client_limit, 1);
+		atomic_fetch_add(&sl_api_counters.cut_client_limit, 1);
 		sl_log_limited(&lim, SL_LOG_WARN, MOD,
 			       "%s: client uid %d has %u connections open (api.max_client_connections): refused",
 			       lis->is_unix ? "unix socket" : "tcp", (int)cs->budget_uid, same);
@@ -258,7 +258,7 @@ static void *sweep(void *arg)
 {
 	struct sl_api *api = arg;
 	static struct sl_log_limit lim = SL_LOG_LIMIT_INIT(10);
-	int64_t limit_ns = (int64_t)api->a->cfg.api.header_timeout_s * 1000000000;
+	int64_t limit_ns = (int64_t)api->header_timeout_s * 1000000000;
 
 	pthread_mutex_lock(&api->conn_mu);
 	while (!api->sweeper_stop) {
@@ -283,11 +283,11 @@ static void *sweep(void *arg)
 					cut++;
 				}
 		if (cut) {
-			atomic_fetch_add(&api->cut_header_timeout, cut);
+			atomic_fetch_add(&sl_api_counters.cut_header_timeout, cut);
 			pthread_mutex_unlock(&api->conn_mu);
 			sl_log_limited(&lim, SL_LOG_WARN, MOD,
 				       "closed %u connection(s) whose request headers were not complete within %llus (api.header_timeout)",
-				       cut, (unsigned long long)api->a->cfg.api.header_timeout_s);
+				       cut, (unsigned long long)api->header_timeout_s);
 			pthread_mutex_lock(&api->conn_mu);
 		}
 	}

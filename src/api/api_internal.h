@@ -34,15 +34,14 @@ struct sl_api {
 	char token[SL_API_TOKEN_MAX + 1]; /* api.token_file's token, "" = none */
 	size_t toklen;
 	int kptr_restrict;           /* read at start */
+	unsigned header_timeout_s;   /* cfg.api.header_timeout (0 there: 10) */
+	unsigned max_client;         /* cfg.api.max_client_connections (0 there: 16) */
 	/* connection guard (api_conn.c) */
 	pthread_mutex_t conn_mu;
 	pthread_cond_t conn_cv;
 	pthread_t sweeper;
 	int sweeper_started, sweeper_stop;
-	atomic_ulong cut_header_timeout; /* connections closed: headers not complete in time */
-	atomic_ulong cut_client_limit;   /* connections closed: over api.max_client_connections */
-	atomic_ulong denied;             /* 403 answers */
-	atomic_ulong argv_withheld;      /* events sent without argv */
+
 	int tcp_port;
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t sock_dev;
@@ -68,6 +67,15 @@ struct reply {
 	int redact; /* the caller is not an admin: withhold secrets (sl_api_withhold_secrets) */
 	struct sl_api *api;
 };
+
+/* Process-wide API counters (sl_api_write_metrics, api_metrics.c). */
+struct sl_api_counters {
+	atomic_ulong cut_header_timeout; /* connections closed: headers not complete in time */
+	atomic_ulong cut_client_limit;   /* connections closed: over api.max_client_connections */
+	atomic_ulong denied;             /* 403 answers */
+	atomic_ulong argv_withheld;      /* events sent without argv */
+};
+extern struct sl_api_counters sl_api_counters;
 
 /* Per connection (the MHD socket context, made by sl_api_conn_open). */
 struct conn_state {

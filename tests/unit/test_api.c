@@ -80,6 +80,10 @@ static char g_dir[64];
 static char g_sock[128];
 static int g_port;
 static int64_t g_t0;
+/* the admin bearer token (api.token_file in g_dir); req() sends it unless
+ * g_no_token */
+static char g_token[80];
+static int g_no_token;
 static json_t *g_sent[NEV]; /* what was submitted, oldest first */
 
 static json_t *make_event(int i)
@@ -200,6 +204,13 @@ static int setup(void **state)
 	snprintf(g_sock, sizeof(g_sock), "%s/run/api.sock", g_dir); /* run/ does not exist yet */
 	snprintf(g_agent.cfg.api.unix_socket, sizeof(g_agent.cfg.api.unix_socket), "%s", g_sock);
 	g_agent.cfg.api.threads = 2;
+	g_agent.cfg.api.admin_gid = (gid_t)-1;
+	snprintf(g_token, sizeof(g_token), "test-token-0123456789abcdef");
+	snprintf(g_agent.cfg.api.token_file, sizeof(g_agent.cfg.api.token_file), "%s/api.token", g_dir);
+	int tfd = open(g_agent.cfg.api.token_file, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (tfd < 0 || write(tfd, g_token, strlen(g_token)) != (ssize_t)strlen(g_token) || close(tfd))
+		return -1;
+	setenv("SANDLENS_TOKEN_FILE", g_agent.cfg.api.token_file, 1); /* the CLI runs */
 	g_agent.store = g_store;
 	mode_t old = umask(0); /* the socket must be 0600 whatever the umask */
 	g_api = sl_api_start(&g_agent, err, sizeof(err));
@@ -313,12 +324,17 @@ static void req(const char *method, const char *path, int via_unix, struct http 
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
 	struct curl_slist *hdrs = NULL;
-	char ae[128];
+	char ae[128], auth[128];
 	if (g_accept_encoding) {
 		snprintf(ae, sizeof(ae), "Accept-Encoding: %s", g_accept_encoding);
 		hdrs = curl_slist_append(hdrs, ae);
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	}
+	if (!g_no_token) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", g_token);
+		hdrs = curl_slist_append(hdrs, auth);
+	}
+	if (hdrs)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	CURLcode rc = curl_easy_perform(c);
 	curl_slist_free_all(hdrs);
 	if (rc != CURLE_OK)
