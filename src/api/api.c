@@ -616,7 +616,6 @@ struct sl_api *sl_api_start(struct sl_agent *a, char *err, size_t errlen)
 	api->lis[0].api = api->lis[1].api = api;
 	api->lis[1].is_unix = 1;
 	pthread_mutex_init(&api->conn_mu, NULL);
-	api->kptr_restrict = sl_api_kptr_restrict();
 	api->header_timeout_s = a->cfg.api.header_timeout_s ? (unsigned)a->cfg.api.header_timeout_s : 10;
 	api->max_client = a->cfg.api.max_client_connections ? (unsigned)a->cfg.api.max_client_connections : 16;
 	if (a->cfg.api.token_file[0]) {

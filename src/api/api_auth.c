@@ -20,15 +20,9 @@ int sl_api_caller_is_admin(const struct sl_api_caller *c)
 	return c->unix_peer && (c->uid == 0 || c->in_admin_group);
 }
 
-int sl_api_kaddrs_visible(const struct sl_api_caller *c, int kptr_restrict)
+int sl_api_caller_cap_syslog(const struct sl_api_caller *c)
 {
-	if (!sl_api_caller_is_admin(c))
-		return 0;
-	switch (kptr_restrict) {
-	case 0: return 1;
-	case 1: return c->token_ok || (c->unix_peer && c->uid == 0);
-	default: return 0;
-	}
+	return c && (c->token_ok || (c->unix_peer && c->uid == 0));
 }
 
 enum sl_api_access sl_api_route_access(const char *method, const char *url)
@@ -265,18 +259,4 @@ int sl_api_peer_caller(int fd, gid_t admin_gid, struct sl_api_caller *c)
 		if (groups[i] == admin_gid)
 			c->in_admin_group = 1;
 	return 0;
-}
-
-int sl_api_kptr_restrict(void)
-{
-	char b[16] = "";
-	int fd = open("/proc/sys/kernel/kptr_restrict", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, b, sizeof(b) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	b[n] = 0;
-	return atoi(b);
 }

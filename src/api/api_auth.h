@@ -37,12 +37,12 @@ struct sl_api_caller {
 /* 1 when the caller may use admin routes (see the top of this file). */
 int sl_api_caller_is_admin(const struct sl_api_caller *c);
 
-/* 1 when raw kernel addresses may be sent to this caller: only when it could
- * read them from /proc/kallsyms itself. kptr_restrict is
- * /proc/sys/kernel/kptr_restrict (-1 when unreadable: treated as 2):
- * 0 -> any admin; 1 -> uid 0 over the socket or the token holder (the token
- * file is readable by root only); 2 -> nobody. */
-int sl_api_kaddrs_visible(const struct sl_api_caller *c, int kptr_restrict);
+/* 1 when the caller counts as having CAP_SYSLOG for kernel addresses in
+ * results (profile.h sl_kaddrs_visible(NULL, this), which applies
+ * kptr_restrict as /proc/kallsyms does): uid 0 over the socket, or the
+ * token holder (the token file is readable by root only). A member of
+ * api.admin_group is an admin but not this. */
+int sl_api_caller_cap_syslog(const struct sl_api_caller *c);
 
 /* Access a route needs. */
 enum sl_api_access {
@@ -100,8 +100,5 @@ int sl_api_token_load(const char *path, int create, char *tok, size_t toksize, c
  * admin_gid ((gid_t)-1: none) is its primary or one of its supplementary
  * groups. Returns 0, or -errno (c is then left "unknown": uid (uid_t)-1). */
 int sl_api_peer_caller(int fd, gid_t admin_gid, struct sl_api_caller *c);
-
-/* I/O. /proc/sys/kernel/kptr_restrict, -1 when unreadable. */
-int sl_api_kptr_restrict(void);
 
 #endif

@@ -248,10 +248,10 @@ void sl_api_conn_request_ends(struct conn_state *cs)
 	pthread_mutex_unlock(&cs->lis->api->conn_mu);
 }
 
-int sl_api_conn_kaddrs_visible(struct MHD_Connection *c)
+int sl_api_conn_cap_syslog(struct MHD_Connection *c)
 {
 	struct conn_state *cs = sl_api_conn_state(c);
-	return cs && sl_api_kaddrs_visible(&cs->caller, cs->lis->api->kptr_restrict);
+	return cs && sl_api_caller_cap_syslog(&cs->caller);
 }
 
 static void *sweep(void *arg)

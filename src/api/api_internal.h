@@ -33,7 +33,6 @@ struct sl_api {
 	struct sl_api_listener lis[2]; /* [0] TCP, [1] unix socket */
 	char token[SL_API_TOKEN_MAX + 1]; /* api.token_file's token, "" = none */
 	size_t toklen;
-	int kptr_restrict;           /* read at start */
 	unsigned header_timeout_s;   /* cfg.api.header_timeout (0 there: 10) */
 	unsigned max_client;         /* cfg.api.max_client_connections (0 there: 16) */
 	/* connection guard (api_conn.c) */
@@ -110,9 +109,10 @@ void sl_api_conn_guard_stop(struct sl_api *api);
 /* The socket context of c (NULL when out of memory at connect). */
 struct conn_state *sl_api_conn_state(struct MHD_Connection *c);
 
-/* 1 when the request being served on c may receive raw kernel addresses
- * (sl_api_kaddrs_visible for its caller); for result renderers. */
-int sl_api_conn_kaddrs_visible(struct MHD_Connection *c);
+/* sl_api_caller_cap_syslog of the caller of the request being served on c
+ * (0 when unknown): what the task result route passes to
+ * sl_kaddrs_visible(NULL, ...) (src/profile/profile.h). */
+int sl_api_conn_cap_syslog(struct MHD_Connection *c);
 
 /* Pure: 1 when a connection over a listener that already has `same` live
  * connections of this client may stay (same < max, or exempt). */

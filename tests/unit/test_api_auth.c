@@ -38,23 +38,16 @@ static void test_is_admin(void **state)
 	assert_true(sl_api_caller_is_admin(&unix_group));
 }
 
-static void test_kaddrs(void **state)
+static void test_cap_syslog(void **state)
 {
 	(void)state;
-	/* kptr_restrict 0: any admin; never a reader */
-	assert_true(sl_api_kaddrs_visible(&unix_group, 0));
-	assert_true(sl_api_kaddrs_visible(&unix_root, 0));
-	assert_false(sl_api_kaddrs_visible(&unix_user, 0));
-	assert_false(sl_api_kaddrs_visible(&tcp_anon, 0));
-	/* 1: root over the socket or the token holder; not the group */
-	assert_true(sl_api_kaddrs_visible(&unix_root, 1));
-	assert_true(sl_api_kaddrs_visible(&tcp_token, 1));
-	assert_false(sl_api_kaddrs_visible(&unix_group, 1));
-	assert_false(sl_api_kaddrs_visible(&tcp_uid0, 1));
-	/* 2 and unreadable (-1): nobody */
-	assert_false(sl_api_kaddrs_visible(&unix_root, 2));
-	assert_false(sl_api_kaddrs_visible(&tcp_token, 2));
-	assert_false(sl_api_kaddrs_visible(&unix_root, -1));
+	assert_false(sl_api_caller_cap_syslog(NULL));
+	assert_true(sl_api_caller_cap_syslog(&unix_root));
+	assert_true(sl_api_caller_cap_syslog(&tcp_token));
+	assert_false(sl_api_caller_cap_syslog(&unix_group)); /* admin, but not root */
+	assert_false(sl_api_caller_cap_syslog(&unix_user));
+	assert_false(sl_api_caller_cap_syslog(&tcp_anon));
+	assert_false(sl_api_caller_cap_syslog(&tcp_uid0)); /* uid 0 without peer credentials */
 }
 
 static void test_route_access(void **state)
@@ -259,7 +252,7 @@ static void test_utf8(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_is_admin),   cmocka_unit_test(test_kaddrs),
+		cmocka_unit_test(test_is_admin),   cmocka_unit_test(test_cap_syslog),
 		cmocka_unit_test(test_route_access), cmocka_unit_test(test_withhold),
 		cmocka_unit_test(test_bearer),     cmocka_unit_test(test_token_stat),
 		cmocka_unit_test(test_token_parse), cmocka_unit_test(test_token_load),
