@@ -64,6 +64,31 @@ static void full_file(void **state)
 	assert_int_equal(c.proc.ringbuf_bytes, 8u << 20);
 }
 
+static void api_access_keys(void **state)
+{
+	(void)state;
+	struct sl_config c;
+	char err[256];
+	sl_config_defaults(&c);
+	assert_string_equal(c.api.unix_socket, "/run/sandlens/api.sock");
+	assert_string_equal(c.api.token_file, "/run/sandlens/api.token");
+	assert_string_equal(c.api.admin_group, "");
+	assert_int_equal(c.api.admin_gid, (gid_t)-1);
+	assert_int_equal(c.api.header_timeout_s, 10);
+	assert_int_equal(c.api.max_client_connections, 16);
+	const char *y = "api:\n  token_file: /etc/sl.token\n  admin_group: root\n  header_timeout: 3s\n"
+			"  max_client_connections: 4\n";
+	assert_int_equal(load(y, &c, err, sizeof(err)), 0);
+	assert_string_equal(c.api.token_file, "/etc/sl.token");
+	assert_string_equal(c.api.admin_group, "root");
+	assert_int_equal(c.api.admin_gid, 0);
+	assert_int_equal(c.api.header_timeout_s, 3);
+	assert_int_equal(c.api.max_client_connections, 4);
+	assert_int_equal(load("api:\n  token_file: \"\"\n", &c, err, sizeof(err)), 0);
+	assert_string_equal(c.api.token_file, "");
+	assert_int_equal(c.api.admin_gid, (gid_t)-1);
+}
+
 static void errors_name_the_key(void **state)
 {
 	(void)state;
@@ -80,6 +105,12 @@ static void errors_name_the_key(void **state)
 		{"store:\n  max_age: 5 weeks\n", "store.max_age:"},
 		{"api:\n  listen: nowhere\n", "api.listen:"},
 		{"api:\n  unix_socket: relative.sock\n", "api.unix_socket:"},
+		{"api:\n  token_file: relative.token\n", "api.token_file: 'relative.token' is not an absolute path"},
+		{"api:\n  admin_group: no-such-group-sl\n", "api.admin_group: no such group 'no-such-group-sl'"},
+		{"api:\n  header_timeout: 0s\n", "api.header_timeout:"},
+		{"api:\n  header_timeout: soon\n", "api.header_timeout:"},
+		{"api:\n  max_client_connections: 0\n", "api.max_client_connections:"},
+		{"api:\n  max_client_connections: 5000\n", "api.max_client_connections:"},
 		{"api:\n  listen: [a, b]\n", "api.listen:"},
 		{"- a\n- b\n", "top level"},
 		{"store: {path: \"\"}\n", "store.path:"},
@@ -289,6 +320,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(full_file),
+		cmocka_unit_test(api_access_keys),
 		cmocka_unit_test(errors_name_the_key),
 		cmocka_unit_test(syntax_error_has_line),
 		cmocka_unit_test(empty_file_is_defaults),
