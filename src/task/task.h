@@ -207,4 +207,11 @@ size_t sl_tasks_active(struct sl_tasks *ts);
  * Off by default; when off, runners behave exactly as without it. */
 void sl_tasks_test_stall_runners(struct sl_tasks *ts, int on);
 
+/* TEST ONLY (tests/unit/test_task_delete_race.c); the agent never calls it.
+ * on != 0: sl_tasks_delete(), once its wait for the runner's teardown has
+ * ended, waits (no lock held, at most 10 s) until the reaper has removed the
+ * task from the registry before it goes on: the scheduling in which the
+ * reaper wins the race against a DELETE. Off by default. */
+void sl_tasks_test_delete_lets_reaper_win(struct sl_tasks *ts, int on);
+
 #endif

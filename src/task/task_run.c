@@ -368,6 +368,7 @@ void *sl_task_runner(void *arg)
 	}
 	r->t = t;
 	r->ts = ts;
+	sl_task_save(ts, t); /* the pending record (sl_tasks_create leaves it to us) */
 	r->topts.mounts = &ts->cfg.mounts;
 	r->topts.runc_root = ts->cfg.runc_root;
 
