@@ -584,8 +584,8 @@ int sl_tasks_delete(struct sl_tasks *ts, const char *id)
 	return 0;
 }
 
-int sl_tasks_result(struct sl_tasks *ts, const char *id, const char *fmt, char **body, size_t *len,
-		    const char **ctype)
+int sl_tasks_result(struct sl_tasks *ts, const char *id, const char *fmt, int kaddrs_visible,
+		    char **body, size_t *len, const char **ctype)
 {
 	struct sl_task *t;
 	int status = -1, type = -1;
@@ -627,7 +627,9 @@ int sl_tasks_result(struct sl_tasks *ts, const char *id, const char *fmt, char *
 		return -EINVAL;
 	if (!ts->store)
 		return -EIO;
-	int rc = sl_task_store_get_result(ts->store, id, fmt, body, len);
+	/* kernel addresses: only to a caller who may see them now */
+	const char *stored = f == SL_FMT_PPROF && !kaddrs_visible ? SL_TASK_PPROF_NOKADDRS : fmt;
+	int rc = sl_task_store_get_result(ts->store, id, stored, body, len);
 	if (rc == -ENOENT)
 		return -EIO; /* done without its result: retention raced us, or a write error */
 	if (rc)

@@ -121,6 +121,7 @@ struct sl_tasks_config {
 	int v1_subsys_id;           /* css_set->subsys index of the v1 controller, -1 none */
 	struct sl_symbolizer *sym;  /* shared symbolizer (owned by the caller); NULL = make one */
 	int no_probe_load;          /* tests: skip the load probe of the BPF objects */
+	char sysctl_dir[256];       /* tests: kptr_restrict's directory; "" = /proc/sys/kernel */
 };
 
 struct sl_tasks;
@@ -172,13 +173,16 @@ int sl_tasks_cancel(struct sl_tasks *ts, const char *id, const char *reason);
 int sl_tasks_delete(struct sl_tasks *ts, const char *id);
 
 /* Result of a finished task in format fmt ("pprof", "folded", "svg",
- * "json"; NULL = json). *body malloc'd (*len bytes), *ctype static.
+ * "json"; NULL = json). kaddrs_visible: whether this caller may see kernel
+ * addresses (sl_kaddrs_visible(NULL, caller has CAP_SYSLOG), evaluated per
+ * request); 0 gives the pprof rendered with kernel addresses zeroed (the
+ * other formats carry no addresses). *body malloc'd (*len bytes), *ctype static.
  * Returns 0; -ENOENT unknown task; -EAGAIN still pending/running;
  * -ENODATA failed or cancelled (no result); -EINVAL format not offered
  * by this task type (profiles: all four; syscall errors: json); -EIO
  * store read error. */
-int sl_tasks_result(struct sl_tasks *ts, const char *id, const char *fmt, char **body,
-		    size_t *len, const char **ctype);
+int sl_tasks_result(struct sl_tasks *ts, const char *id, const char *fmt, int kaddrs_visible,
+		    char **body, size_t *len, const char **ctype);
 
 /* Progress of a task for a follower: when the task's progress sequence
  * differs from *seq, *rec gets the current record (new reference), *seq

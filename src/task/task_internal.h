@@ -20,6 +20,10 @@
 
 struct sl_symbolizer;
 
+/* Result name of the pprof rendering without kernel addresses (served to
+ * callers who may not see them; profile.h sl_kaddrs_visible). */
+#define SL_TASK_PPROF_NOKADDRS "pprof_nokaddrs"
+
 struct sl_task {
 	char id[SL_TASK_ID_LEN];
 	struct sl_tasks *ts;
