@@ -168,7 +168,10 @@ void sl_symbolizer_free(struct sl_symbolizer *s);
  * and memfd files work) and the JIT map /tmp/perf-<nspid>.map (inside the
  * process's root), so that stacks of pid can be symbolized after it exits.
  * Call it when a sampler first sees a pid. Calling again refreshes the
- * snapshot (after dlopen / exec). Returns 0, -ESRCH when the process is
+ * snapshot (after dlopen / exec). Files are opened non-blocking, regular
+ * files only, size-bounded, inside the process's root (docs/PROFILING.md
+ * "Files from other users"); no lock another task needs is held while they
+ * are read. Returns 0, -ESRCH when the process is
  * gone, -EACCES/-EPERM when its maps cannot be read, -ENOMEM. */
 int sl_symbolizer_cache_pid(struct sl_symbolizer *s, int pid);
 /* Drop the snapshot of pid (its ELF modules stay in the per-build-id cache). */
