@@ -3,6 +3,7 @@
 #include "api/api.h"
 #include "agent/agent.h"
 #include "common/log.h"
+#include "profile/profile.h"
 #include "task/task.h"
 
 #include <errno.h>
@@ -337,7 +338,12 @@ static enum MHD_Result result(struct sl_agent *a, struct MHD_Connection *c, cons
 	size_t len = 0;
 	const char *ctype = "application/octet-stream";
 	char msg[200];
-	int rc = sl_tasks_result(a->tasks, id, fmt, &body, &len, &ctype);
+	/* kernel addresses only to a caller who could read them from
+	 * /proc/kallsyms: results are served to root (CAP_SYSLOG) only, so the
+	 * sysctl alone decides here; with per-caller credentials, pass whether
+	 * this caller has CAP_SYSLOG */
+	int kaddrs = sl_kaddrs_visible(NULL, 1);
+	int rc = sl_tasks_result(a->tasks, id, fmt, kaddrs, &body, &len, &ctype);
 	switch (rc) {
 	case 0: break;
 	case -ENOENT: return send_error(c, 404, "NOT_FOUND", "no such task", NULL);
