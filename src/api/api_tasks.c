@@ -1,6 +1,7 @@
 /* Task routes (api_tasks.h). */
 #include "api/api_tasks.h"
 #include "api/api.h"
+#include "api/api_internal.h"
 #include "agent/agent.h"
 #include "common/log.h"
 #include "profile/profile.h"
@@ -339,10 +340,10 @@ static enum MHD_Result result(struct sl_agent *a, struct MHD_Connection *c, cons
 	const char *ctype = "application/octet-stream";
 	char msg[200];
 	/* kernel addresses only to a caller who could read them from
-	 * /proc/kallsyms: results are served to root (CAP_SYSLOG) only, so the
-	 * sysctl alone decides here; with per-caller credentials, pass whether
-	 * this caller has CAP_SYSLOG */
-	int kaddrs = sl_kaddrs_visible(NULL, 1);
+	 * /proc/kallsyms: results go to admins only (api_auth.h); of those,
+	 * root over the socket and the token holder count as CAP_SYSLOG, an
+	 * api.admin_group member does not; the sysctls decide the rest */
+	int kaddrs = sl_kaddrs_visible(NULL, sl_api_conn_cap_syslog(c));
 	int rc = sl_tasks_result(a->tasks, id, fmt, kaddrs, &body, &len, &ctype);
 	switch (rc) {
 	case 0: break;
