@@ -557,6 +557,65 @@ static void check_error(const char *method, const char *path, long status, const
 	}
 }
 
+/* Access control (docs/API.md "Access control"): without the token, TCP
+ * callers are readers: exec events lose argv (argv_withheld), task routes
+ * and any non-GET are 403; root over the unix socket is an admin without a
+ * token; a wrong token is no token. */
+static void test_reader_access(void **state)
+{
+	(void)state;
+	struct http h;
+	g_no_token = 1;
+	req("GET", "/api/v1/events?type=exec", 0, &h);
+	assert_int_equal(h.status, 200);
+	json_t *o = json_loads(h.body, 0, NULL);
+	json_t *evs = json_object_get(o, "events");
+	assert_true(json_array_size(evs) >= 1);
+	size_t i;
+	json_t *ev;
+	json_array_foreach(evs, i, ev)
+	{
+		assert_null(json_object_get(ev, "argv"));
+		assert_true(json_is_true(json_object_get(ev, "argv_withheld")));
+		assert_string_equal(json_string_value(json_object_get(ev, "filename")), "/bin/echo");
+	}
+	json_decref(o);
+	assert_null(strstr(h.body, "hello"));
+	free(h.body);
+	static const char *const denied[][2] = {
+		{"POST", "/api/v1/tasks"}, {"GET", "/api/v1/tasks"}, {"GET", "/api/v1/tasks/x/result"},
+		{"DELETE", "/api/v1/tasks/x"}, {"DELETE", "/healthz"}, {"PUT", "/metrics"},
+	};
+	for (size_t k = 0; k < sizeof(denied) / sizeof(denied[0]); k++) {
+		req(denied[k][0], denied[k][1], 0, &h);
+		if (h.status != 403 || !strstr(h.body, "PERMISSION_DENIED"))
+			fail_msg("%s %s as a reader: %ld %s", denied[k][0], denied[k][1], h.status,
+				 h.body ? h.body : "");
+		free(h.body);
+	}
+	req("GET", "/healthz", 0, &h);
+	assert_int_equal(h.status, 200);
+	free(h.body);
+	/* root over the socket: an admin by its peer credentials */
+	req("GET", "/api/v1/events?type=exec", 1, &h);
+	assert_int_equal(h.status, 200);
+	assert_non_null(strstr(h.body, "\"argv\":[\"echo\""));
+	assert_null(strstr(h.body, "argv_withheld"));
+	free(h.body);
+	g_no_token = 0;
+	/* a wrong token: a reader */
+	char saved[sizeof(g_token)];
+	memcpy(saved, g_token, sizeof(saved));
+	snprintf(g_token, sizeof(g_token), "test-token-0123456789abcdeX");
+	req("DELETE", "/healthz", 0, &h);
+	assert_int_equal(h.status, 403);
+	free(h.body);
+	memcpy(g_token, saved, sizeof(saved));
+	req("DELETE", "/healthz", 0, &h);
+	assert_int_equal(h.status, 405); /* an admin: the method check */
+	free(h.body);
+}
+
 static void test_errors(void **state)
 {
 	(void)state;
@@ -1318,6 +1377,7 @@ int main(void)
 		cmocka_unit_test(test_events_paging),
 		cmocka_unit_test(test_containers),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_reader_access),
 		cmocka_unit_test(test_nul_in_params),
 		cmocka_unit_test(test_healthz),
 		cmocka_unit_test(test_metrics),
