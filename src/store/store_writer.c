@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MOD "store"
@@ -96,9 +97,12 @@ static int reopen(struct sl_store *s, enum sl_store_cond c, int had_db, char *wh
 {
 	char err[256], p[4200];
 	sl_store_db_close(s, 1);
-	if (had_db && (c == SL_STORE_COND_DELETED || c == SL_STORE_COND_REPLACED)) {
-		/* A -wal/-shm left at the path belongs to the file that is gone;
-		 * a new file must not replay its frames. */
+	struct stat st;
+	int missing = stat(s->path, &st) != 0 && errno == ENOENT;
+	if (missing || (had_db && c == SL_STORE_COND_REPLACED)) {
+		/* A -wal/-shm left at the path belongs to the file that is gone
+		 * (the close could not remove it); a new file must not replay
+		 * its frames. */
 		snprintf(p, sizeof(p), "%s-wal", s->path);
 		unlink(p);
 		snprintf(p, sizeof(p), "%s-shm", s->path);
@@ -168,6 +172,8 @@ static enum attempt_result attempt(struct sl_store *s, size_t n, int stopping)
 	if (c == SL_STORE_COND_DELETED || c == SL_STORE_COND_REPLACED || !had_db ||
 	    (stale && c == SL_STORE_COND_NONE)) {
 		enum sl_store_cond rc = c != SL_STORE_COND_NONE ? c : s->cond;
+		if (c != SL_STORE_COND_NONE)
+			sl_store_set_cond(s, c, why); /* reported even when the reopen cures it at once */
 		if (reopen(s, rc, had_db, why, sizeof(why)) == 0)
 			c = sl_store_check_file(s, why, sizeof(why));
 		else if (c == SL_STORE_COND_NONE)
