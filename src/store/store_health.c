@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 
 #define MOD "store"
 
@@ -89,20 +90,35 @@ enum sl_store_cond sl_store_cond_of_sqlite(int rc)
 	}
 }
 
+/* Suppresses the limiter's lines for its interval from now (the condition
+ * was just reported in full). */
+static void arm(struct sl_log_limit *lim)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	atomic_store(&lim->next_ns,
+		     (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + lim->interval_ns);
+}
+
 void sl_store_set_cond(struct sl_store *s, enum sl_store_cond cond, const char *why)
 {
-	/* Repeats of a condition already reported (a full disk fails every
-	 * retry) print at most one line a minute, the rest counted. */
-	static struct sl_log_limit repeat = SL_LOG_LIMIT_INIT(60);
+	/* One line when a condition starts and one when it ends; the same
+	 * condition coming back within a minute (a disk that flaps full), and
+	 * repeats of it while it lasts (every failed retry), print at most one
+	 * line a minute, the rest counted in sandlens_log_suppressed_total. */
+	static struct sl_log_limit start[SL_STORE_COND_MAX] = {
+		[0 ... SL_STORE_COND_MAX - 1] = SL_LOG_LIMIT_INIT(60),
+	};
+	static struct sl_log_limit repeat = SL_LOG_LIMIT_INIT(60), end = SL_LOG_LIMIT_INIT(60);
 	enum sl_store_cond old = s->cond;
 
 	if (cond == SL_STORE_COND_NONE) {
 		if (old == SL_STORE_COND_NONE)
 			return;
 		uint64_t ms = sl_store_mono_ms() - s->cond_since_ms;
-		sl_info(MOD, "%s is writable again (was %s for %llu.%03llu s)", s->path,
-			sl_store_cond_name(old), (unsigned long long)(ms / 1000),
-			(unsigned long long)(ms % 1000));
+		sl_log_limited(&end, SL_LOG_INFO, MOD, "%s is writable again (was %s for %llu.%03llu s)",
+			       s->path, sl_store_cond_name(old), (unsigned long long)(ms / 1000),
+			       (unsigned long long)(ms % 1000));
 		pthread_mutex_lock(&s->hmu);
 		s->reason[0] = '\0';
 		s->cond_since_ns = 0;
@@ -114,10 +130,13 @@ void sl_store_set_cond(struct sl_store *s, enum sl_store_cond cond, const char *
 	if (old == SL_STORE_COND_NONE) {
 		s->cond_since_ms = sl_store_mono_ms();
 		atomic_fetch_add_explicit(&s->st_conditions, 1, memory_order_relaxed);
-		sl_warn(MOD, "store unavailable (%s): %s; holding rows in memory (queue %zu) and retrying",
-			sl_store_cond_name(cond), why, s->cfg.queue_size);
+		if (sl_log_limited(&start[cond], SL_LOG_WARN, MOD,
+				   "store unavailable (%s): %s; holding rows in memory (queue %zu) and retrying",
+				   sl_store_cond_name(cond), why, s->cfg.queue_size))
+			arm(&repeat);
 	} else if (old != cond) {
-		sl_warn(MOD, "store still unavailable, now %s: %s", sl_store_cond_name(cond), why);
+		sl_log_limited(&start[cond], SL_LOG_WARN, MOD, "store still unavailable, now %s: %s",
+			       sl_store_cond_name(cond), why);
 	} else {
 		sl_log_limited(&repeat, SL_LOG_WARN, MOD, "store still unavailable (%s): %s",
 			       sl_store_cond_name(cond), why);
