@@ -108,8 +108,11 @@ struct sl_store_retention {
 /* One bounded step of a retention pass (age, rows, bytes). Returns 1 while
  * more work remains. */
 int sl_store_retention_step(struct sl_store *s, struct sl_store_retention *rp);
-/* 1 when max_bytes is set and the store is over its high-water mark. */
-int sl_store_over_bytes(struct sl_store *s);
+/* The byte cap before (incoming = estimated bytes of the batch about to be
+ * written) or after a batch (0): when the store plus incoming is over 90 %
+ * of max_bytes, deletes the oldest rows until it is under 80 %. Returns the
+ * rows deleted, -1 when a DELETE failed, 0 without max_bytes. */
+int64_t sl_store_trim_bytes(struct sl_store *s, uint64_t incoming);
 
 /* Writer thread body (store_writer.c); arg is the store. */
 void *sl_store_writer_main(void *arg);

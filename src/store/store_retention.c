@@ -35,29 +35,26 @@ static int64_t delete_chunk(struct sl_store *s, sqlite3_stmt *st)
 	return n;
 }
 
-int sl_store_over_bytes(struct sl_store *s)
-{
-	if (!s->cfg.max_bytes || !s->db)
-		return 0;
-	return sl_store_measure(s) > s->cfg.max_bytes / 100 * BYTES_HIGH_PCT;
-}
-
-/* The byte phase: returns 1 while more work remains. */
-static int bytes_step(struct sl_store *s, struct sl_store_retention *rp)
+int64_t sl_store_trim_bytes(struct sl_store *s, uint64_t incoming)
 {
 	const uint64_t max = s->cfg.max_bytes;
-	sl_store_measure(s);
+	if (!max || !s->db)
+		return 0;
+	uint64_t used = sl_store_measure(s);
+	if (used + incoming <= max / 100 * BYTES_HIGH_PCT)
+		return 0;
 	uint64_t wal = atomic_load(&s->st_wal_bytes);
 	uint64_t db_used = atomic_load(&s->st_db_bytes);
-	uint64_t file = atomic_load(&s->st_file_bytes);
 	uint64_t target = max / 100 * BYTES_TARGET_PCT;
 	/* The WAL is bounded separately (wal_limit): what the rows may take is
-	 * the target less the WAL as it is now, so that deleting (which itself
-	 * writes WAL frames) never chases its own tail. */
+	 * the target less the WAL as it is now and the batch about to come,
+	 * so that deleting (which itself writes WAL frames) never chases its
+	 * own tail. */
 	uint64_t walc = wal < s->wal_limit ? wal : s->wal_limit;
-	uint64_t db_target = target > walc ? target - walc : 0;
-
-	if (db_used > db_target && s->rows > 0) {
+	uint64_t room = walc + incoming;
+	uint64_t db_target = target > room ? target - room : 0;
+	int64_t total = 0;
+	for (int i = 0; i < 8 && db_used > db_target && s->rows > 0; i++) {
 		uint64_t per_row = db_used / s->rows;
 		if (!per_row)
 			per_row = 1;
@@ -68,15 +65,32 @@ static int bytes_step(struct sl_store *s, struct sl_store_retention *rp)
 			n = s->rows;
 		sqlite3_bind_int64(s->del_rows, 1, (int64_t)n);
 		int64_t d = delete_chunk(s, s->del_rows);
-		if (d < 0) {
-			rp->failed = 1;
-			return 0;
-		}
+		if (d < 0)
+			return -1;
 		atomic_fetch_add_explicit(&s->st_retention_bytes, (uint64_t)d, memory_order_relaxed);
-		return d > 0;
+		total += d;
+		if (d == 0)
+			break;
+		sl_store_measure(s);
+		db_used = atomic_load(&s->st_db_bytes);
 	}
-	/* The rows fit; the file itself may still be larger (a cap lowered on
-	 * an existing store): give free pages back when the store allows it. */
+	return total;
+}
+
+/* The byte phase of a pass: rows over the cap, then a file larger than the
+ * cap (a cap lowered on an existing store). Returns 1 while more remains. */
+static int bytes_step(struct sl_store *s, struct sl_store_retention *rp)
+{
+	const uint64_t max = s->cfg.max_bytes;
+	if (sl_store_trim_bytes(s, 0) < 0) {
+		rp->failed = 1;
+		return 0;
+	}
+	sl_store_measure(s);
+	uint64_t wal = atomic_load(&s->st_wal_bytes);
+	uint64_t file = atomic_load(&s->st_file_bytes);
+	/* The rows fit; the file itself may still be larger: give free pages
+	 * back when the store allows it. */
 	if (file + wal > max) {
 		if (s->incremental_vacuum) {
 			char sql[64];

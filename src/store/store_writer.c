@@ -183,6 +183,14 @@ static enum attempt_result attempt(struct sl_store *s, size_t n, int stopping)
 		c = SL_STORE_COND_WAL;
 	uint64_t ok = 0, lost = 0;
 	int deleted_meanwhile = 0;
+	if (c == SL_STORE_COND_NONE && n && s->cfg.max_bytes) {
+		/* Room for the batch first, so that the file stays under the cap:
+		 * its JSON plus the indexed columns and b-tree overhead. */
+		uint64_t est = 0;
+		for (size_t i = 0; i < n; i++)
+			est += strlen(s->batch[i]->json) + 160;
+		sl_store_trim_bytes(s, est + est / 2);
+	}
 	if (c == SL_STORE_COND_NONE && n) {
 		int rc = write_batch(s, n, &ok, &lost, why, sizeof(why));
 		if (rc != SQLITE_OK) {
@@ -289,15 +297,15 @@ void *sl_store_writer_main(void *arg)
 			if (check_due)
 				sl_store_measure(s);
 		}
-		int pass_done = 0, over = 0;
+		int pass_done = 0;
 		if (rp.active && s->cond == SL_STORE_COND_NONE) {
 			if (!sl_store_retention_step(s, &rp)) {
 				rp.active = 0;
 				pass_done = 1;
 				next_ret = sl_store_mono_ms() + s->cfg.retention_interval_ms;
 			}
-		} else if (!rp.active && n && ar != ATTEMPT_HELD && sl_store_over_bytes(s)) {
-			over = 1; /* the byte cap cannot wait for the next interval */
+		} else if (n && ar != ATTEMPT_HELD) {
+			sl_store_trim_bytes(s, 0); /* the byte cap cannot wait for the next pass */
 		}
 
 		pthread_mutex_lock(&s->mu);
@@ -310,8 +318,6 @@ void *sl_store_writer_main(void *arg)
 			s->ret_done = rp.target;
 			s->ret_failed = rp.failed;
 		}
-		if (over)
-			rp = (struct sl_store_retention){.active = 1, .target = s->ret_done};
 		pthread_cond_broadcast(&s->done);
 	}
 	/* Stopping: release anyone waiting for an unfinished retention pass. */
