@@ -124,7 +124,10 @@ struct sl_store;
  * makes the containers query index-only); its version
  * is PRAGMA user_version = SL_STORE_SCHEMA_VERSION. A database with a newer
  * user_version is refused. PRAGMA journal_mode=WAL, synchronous=NORMAL (a
- * power loss may lose the last commits, never corrupt: sqlite.org/wal.html). */
+ * power loss may lose the last commits, never corrupt: sqlite.org/wal.html);
+ * a new database gets auto_vacuum=INCREMENTAL (the byte cap can give pages
+ * back). wal_autocheckpoint and journal_size_limit keep the WAL within its
+ * bound (max_bytes / 4, 256 KiB .. 64 MiB; 64 MiB without max_bytes). */
 struct sl_store *sl_store_open(const struct sl_store_config *cfg, char *err, size_t errlen);
 
 /* Hands ev to the writer. Returns 0, or -EAGAIN when the queue is full (the
@@ -136,13 +139,18 @@ int sl_store_submit(struct sl_store *s, struct sl_store_event *ev);
 
 /* Blocks until every record submitted before the call is committed
  * (tests, shutdown). Returns 0, or -EIO when some row failed to be written
- * since the previous sl_store_flush() returned (see write_errors). Must not be called
+ * since the previous sl_store_flush() returned (see write_errors), or
+ * -EAGAIN without waiting further when the store is unavailable and the
+ * writer holds a batch for a retry (the rows are kept, not lost; call again
+ * later). Must not be called
  * while the writer is paused with sl_store_test_pause() (it would wait
  * forever). */
 int sl_store_flush(struct sl_store *s);
 
 /* Flushes the queue, stops the writer, checkpoints the WAL into the main
- * file (TRUNCATE), closes. Clears a test pause first. NULL is a no-op. */
+ * file (TRUNCATE), closes. Clears a test pause first. NULL is a no-op. A
+ * batch the store cannot take (unavailable) gets one more try, and is then
+ * counted in write_errors and logged. */
 void sl_store_close(struct sl_store *s);
 
 /* Copies the counters (lock-free, from any thread). Each field is read
