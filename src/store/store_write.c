@@ -316,8 +316,10 @@ static void count_drop(struct sl_store *s, struct sl_store_event *ev)
 	atomic_fetch_add_explicit(&s->st_dropped, 1, memory_order_relaxed);
 	if (atomic_load_explicit(&s->st_state, memory_order_relaxed) != SL_STORE_OK) {
 		atomic_fetch_add_explicit(&s->st_dropped_unavailable, 1, memory_order_relaxed);
-		/* The bound is hit: the store is failing, not just degraded. */
-		atomic_store_explicit(&s->st_state, SL_STORE_FAILED, memory_order_relaxed);
+		/* The bound is hit: the store is failing, not just degraded (a
+		 * compare-exchange: the writer may have just recovered). */
+		uint64_t want = SL_STORE_DEGRADED;
+		atomic_compare_exchange_strong(&s->st_state, &want, SL_STORE_FAILED);
 	}
 	atomic_fetch_add_explicit(&s->st_dropped_weight, ev->weight ? ev->weight : 1,
 				  memory_order_relaxed);

@@ -226,6 +226,12 @@ static enum attempt_result attempt(struct sl_store *s, size_t n, int stopping)
 		schedule_retry(s, deleted_meanwhile);
 		return ATTEMPT_HELD;
 	}
+	if (!n && s->held) {
+		/* The file looks fine again: retry the held batch now; its
+		 * commit is what clears the condition. */
+		s->retry_at_ms = sl_store_mono_ms();
+		return ATTEMPT_OK;
+	}
 	sl_store_set_cond(s, SL_STORE_COND_NONE, NULL);
 	s->fails = 0;
 	s->backoff_ms = 0;
@@ -268,7 +274,9 @@ void *sl_store_writer_main(void *arg)
 		if (!(have_rows && retry_due) && !ret_work && !check_due) {
 			if (s->stop && !have_rows)
 				break;
-			uint64_t at = min_u64(next_ret, s->next_check_ms);
+			/* (a pass that is due but waits for the store to be
+			 * writable again must not make this wait return at once) */
+			uint64_t at = rp.active ? s->next_check_ms : min_u64(next_ret, s->next_check_ms);
 			if (s->held)
 				at = min_u64(at, s->retry_at_ms);
 			struct timespec ts = {.tv_sec = (time_t)(at / 1000),

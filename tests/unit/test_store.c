@@ -626,7 +626,9 @@ static void test_deleted_recreated(void **state)
 static void test_held_until_recovered(void **state)
 {
 	struct fixture *fx = *state;
-	struct sl_store *s = open_store(fx->path, 1024, 64, 0, 0, 0);
+	/* retention due every 20 ms: a pass that waits for the store must not
+	 * make the writer spin */
+	struct sl_store *s = open_store(fx->path, 1024, 64, 0, 0, 20);
 	assert_non_null(s);
 	struct rec r = {.type = "exit", .cid = CID_A, .pod = "", .runtime = "runc"};
 	for (int i = 0; i < 3; i++) {
@@ -655,6 +657,14 @@ static void test_held_until_recovered(void **state)
 	assert_non_null(strstr(why, "replaced"));
 	assert_non_null(json_object_get(h, "since"));
 	json_decref(h);
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+	usleep(1000 * 1000);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	double cpu = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9;
+	fprintf(stderr, "writer CPU while the store is unavailable: %.3f s in 1 s\n", cpu);
+	assert_true(cpu < 0.1); /* idle: ~0; a spinning writer took 0.3+ s here */
+	assert_int_equal(sl_store_flush(s), -EAGAIN);
 
 	assert_int_equal(rmdir(fx->path), 0);
 	int rc = -1;
