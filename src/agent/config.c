@@ -41,6 +41,7 @@ static const struct key keys[] = {
 	{"store.max_rows", K_UINT, F(store.max_rows), 0, UINT32_MAX},
 	{"store.queue_size", K_UINT, F(store.queue_size), 16, 16u << 20},
 	{"store.batch_max", K_UINT, F(store.batch_max), 1, 1u << 20},
+	{"store.max_bytes", K_BYTES, F(store.max_bytes), 0, 1ull << 50},
 	{"api.listen", K_STR, F(api.listen), 0, 0},
 	{"api.unix_socket", K_STR, F(api.unix_socket), 0, 0},
 	{"api.threads", K_UINT, F(api.threads), 1, 64},
@@ -99,6 +100,7 @@ void sl_config_defaults(struct sl_config *c)
 	c->store.max_rows = 1000000;
 	c->store.queue_size = 65536;
 	c->store.batch_max = 2048;
+	c->store.max_bytes = 1ull << 30;
 	snprintf(c->api.listen, sizeof(c->api.listen), "127.0.0.1:9753");
 	c->api.threads = 2;
 	snprintf(c->api.unix_socket, sizeof(c->api.unix_socket), "/run/sandlens/api.sock");
@@ -454,6 +456,11 @@ static int validate(struct sl_config *c, char *err, size_t errlen)
 	if (c->attribution.runc_root[0] != '/') {
 		snprintf(err, errlen, "attribution.runc_root: '%s' is not an absolute path",
 			 c->attribution.runc_root);
+		return -1;
+	}
+	if (c->store.max_bytes && c->store.max_bytes < (1ull << 20)) {
+		snprintf(err, errlen, "store.max_bytes: %llu is below 1MiB (0 = no limit)",
+			 (unsigned long long)c->store.max_bytes);
 		return -1;
 	}
 	if (!c->store.path[0]) {

@@ -19,6 +19,7 @@ struct sl_config {
 		uint64_t max_rows;       /* store.max_rows: default 1000000 */
 		uint64_t queue_size;     /* store.queue_size: default 65536 */
 		uint64_t batch_max;      /* store.batch_max: default 2048 */
+		uint64_t max_bytes;      /* store.max_bytes: default 1 GiB, 0 = no limit */
 	} store;
 
 	struct {

@@ -456,6 +456,7 @@ int main(int argc, char **argv)
 		.batch_max = a->cfg.store.batch_max,
 		.max_age_s = a->cfg.store.max_age_s,
 		.max_rows = a->cfg.store.max_rows,
+		.max_bytes = a->cfg.store.max_bytes,
 		.retention_interval_ms = 10000,
 	};
 	a->store = sl_store_open(&sc, err, sizeof(err));

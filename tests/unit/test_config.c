@@ -38,6 +38,7 @@ static void defaults(void **state)
 	assert_int_equal(c.attribution.positive_ttl_s, 300);
 	assert_int_equal(c.attribution.negative_ttl_s, 30);
 	assert_int_equal(c.store.max_age_s, 7 * 86400);
+	assert_int_equal(c.store.max_bytes, 1ull << 30);
 	assert_int_equal(c.proc.ringbuf_bytes, 4u << 20);
 }
 
@@ -47,7 +48,7 @@ static void full_file(void **state)
 	struct sl_config c;
 	char err[256];
 	const char *y = "log_level: debug\n"
-			"store:\n  path: /tmp/x.db\n  max_age: 2d\n  max_rows: 500\n"
+			"store:\n  path: /tmp/x.db\n  max_age: 2d\n  max_rows: 500\n  max_bytes: 64MiB\n"
 			"api:\n  listen: 127.0.0.1:1234\n  unix_socket: /run/s.sock\n"
 			"attribution:\n  enabled: false\n  negative_ttl: 1m\n"
 			"proc:\n  exec_rate: 7\n  exec_burst: 9\n  ringbuf_size: 8MiB\n";
@@ -56,6 +57,7 @@ static void full_file(void **state)
 	assert_string_equal(c.store.path, "/tmp/x.db");
 	assert_int_equal(c.store.max_age_s, 2 * 86400);
 	assert_int_equal(c.store.max_rows, 500);
+	assert_int_equal(c.store.max_bytes, 64u << 20);
 	assert_string_equal(c.api.unix_socket, "/run/s.sock");
 	assert_int_equal(c.attribution.enabled, 0);
 	assert_int_equal(c.attribution.negative_ttl_s, 60);
@@ -128,6 +130,8 @@ static void errors_name_the_key(void **state)
 		{"api:\n  listen:\n    host: a\n", "api.listen: expected a single value (got a mapping)"},
 		{"log_level: [debug]\n", "log_level: expected a single value (got a sequence)"},
 		{"store:\n  max_rows:\n", "store.max_rows: no value"},
+		{"store:\n  max_bytes: 512KiB\n", "store.max_bytes: 524288 is below 1MiB (0 = no limit)"},
+		{"store:\n  max_bytes: lots\n", "store.max_bytes: 'lots' is not a size"},
 		{"proc:\n  enabled: ~\n", "proc.enabled: no value"},
 		{"tasks:\n  store_path: ~\n", "tasks.store_path: no value"},
 		{"api:\n  unix_socket: null\n", "api.unix_socket: no value"},
