@@ -168,9 +168,17 @@ static int file_lock(const char *what, const char *file, const char *key, char *
 		snprintf(err, errlen, "%s: path too long for its lock file", key);
 		return -1;
 	}
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* never through a planted symlink; only a regular file of ours */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s lock %.200s: %s", what, path, strerror(errno));
+		snprintf(err, errlen, "%s lock %.200s: %s", what, path,
+			 errno == ELOOP ? "is a symbolic link" : strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s lock %.200s: not a regular file owned by this user", what, path);
+		close(fd);
 		return -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
