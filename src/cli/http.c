@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 const char *cli_token_file;
@@ -95,13 +97,30 @@ void cli_http_close(struct cli_conn *c)
 	curl_global_cleanup();
 }
 
+/* 1 when an agent accepts connections on the unix socket at path (a stale
+ * socket left by a killed agent refuses them: then TCP is used instead). */
+static int socket_answers(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return 0;
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	int ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return ok;
+}
+
 int cli_api_resolve(const char **api, const char **socket, char *base, size_t size)
 {
 	if (!*api)
 		*api = getenv("SANDLENS_API");
 	if (!*socket)
 		*socket = getenv("SANDLENS_SOCKET");
-	if ((!*api || !**api) && (!*socket || !**socket) && access(CLI_DEFAULT_SOCKET, R_OK | W_OK) == 0)
+	if ((!*api || !**api) && (!*socket || !**socket) && access(CLI_DEFAULT_SOCKET, R_OK | W_OK) == 0 &&
+	    socket_answers(CLI_DEFAULT_SOCKET))
 		*socket = CLI_DEFAULT_SOCKET; /* the agent's default socket, when we may use it */
 	if (!*api || !**api)
 		*api = CLI_DEFAULT_API;
