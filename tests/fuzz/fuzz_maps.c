@@ -17,6 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		sl_maps_free(v, n);
 	}
-	sl_maps_parse_line((const char *)data, size, &e);
+	if (!sl_maps_parse_line((const char *)data, size, &e))
+		free(e.path);
 	return 0;
 }
