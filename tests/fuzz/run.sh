@@ -13,7 +13,10 @@
 # Output: one line per target, "fuzz <t>: <execs> execs in <s> s (<r> exec/s),
 #         <n> crashes", then "fuzz: P passed, F failed, 0 skipped".
 # Exit:   0 no crash in any target; 1 a target crashed, leaked or hit UB (its
-#         input is kept as SL_FUZZ_DIR/crash-<t>-*); 2 build failed.
+#         input is kept as SL_FUZZ_DIR/crash-<t>-*); 2 build failed; 77 no
+#         clang libFuzzer runtime ("SKIP: reason").
+# CI (tests/run-all.sh) runs each target briefly: tests/run-all.sh sets
+# SL_FUZZ_SECS=4 and EXECS=20000 (about 1 min with the build).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 execs=${1:-1000000}
@@ -23,9 +26,19 @@ shared=${SL_SHARED_CASES:-../shared/cases}
 own=tests/unit/cases
 mkdir -p "$out"
 
+# Prerequisite: clang with the libFuzzer runtime (libclang_rt.fuzzer).
+probe=$out/probe
+printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n);\nint LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' >"$probe.c"
+if ! ${FUZZ_CC:-clang} -fsanitize=fuzzer,address,undefined -o "$probe" "$probe.c" >"$probe.log" 2>&1; then
+	echo "SKIP: no clang libFuzzer runtime (${FUZZ_CC:-clang} -fsanitize=fuzzer failed: $(head -c 200 "$probe.log"))"
+	echo "fuzz: 0 passed, 0 failed, 1 skipped"
+	exit 77
+fi
+
 if ! nice -n 19 make -s -j"${JOBS:-1}" fuzz >"$out/build.log" 2>&1; then
 	echo "fuzz: make fuzz failed (log: $out/build.log):"
 	tail -n 20 "$out/build.log"
+	echo "fuzz: 0 passed, 1 failed, 0 skipped"
 	exit 2
 fi
 
