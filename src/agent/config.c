@@ -500,30 +500,71 @@ static int validate(struct sl_config *c, char *err, size_t errlen)
 	return 0;
 }
 
-int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errlen)
+/* Depth of the deepest mapping/sequence nesting, found with libyaml's event
+ * parser and given up as soon as it passes SL_CONFIG_MAX_DEPTH: libyaml's
+ * scanner and document loader take time quadratic in the nesting depth
+ * (40k nested flow mappings: ~20 s), so the document is only loaded once
+ * the depth is known to be small. Each event costs at most O(limit) here.
+ * Returns 0 (within the limit or a syntax error, which the loader reports)
+ * or -1 with the reason in err. */
+static int check_depth(const char *name, const unsigned char *buf, size_t len, char *err,
+		       size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int depth = 0, rc = 0;
+
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, buf, len);
+	for (;;) {
+		if (!yaml_parser_parse(&parser, &ev))
+			break; /* the document loader reports it with its line */
+		yaml_event_type_t t = ev.type;
+		if (t == YAML_MAPPING_START_EVENT || t == YAML_SEQUENCE_START_EVENT) {
+			if (++depth > SL_CONFIG_MAX_DEPTH) {
+				snprintf(err, errlen,
+					 "%s:%zu: nested deeper than %d mappings/sequences (the config's depth limit)",
+					 name, ev.start_mark.line + 1, SL_CONFIG_MAX_DEPTH);
+				rc = -1;
+			}
+		} else if (t == YAML_MAPPING_END_EVENT || t == YAML_SEQUENCE_END_EVENT) {
+			depth--;
+		}
+		yaml_event_delete(&ev);
+		if (rc || t == YAML_STREAM_END_EVENT)
+			break;
+	}
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
+int sl_config_load_buf(struct sl_config *c, const char *name, const char *buf, size_t len,
+		       char *err, size_t errlen)
 {
 	yaml_parser_t parser;
 	yaml_document_t doc, next;
-	FILE *f = fopen(path, "r");
+	const unsigned char *ubuf = (const unsigned char *)buf;
 	int rc = -1;
 
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (len > SL_CONFIG_MAX_BYTES) {
+		snprintf(err, errlen, "%s: larger than %d bytes (the config's size limit)", name,
+			 SL_CONFIG_MAX_BYTES);
 		return -1;
 	}
+	if (check_depth(name, ubuf, len, err, errlen))
+		return -1;
 	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_file(&parser, f);
+	yaml_parser_set_input_string(&parser, ubuf, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(err, errlen, "%s:%zu: %s", path, parser.problem_mark.line + 1,
+		snprintf(err, errlen, "%s:%zu: %s", name, parser.problem_mark.line + 1,
 			 parser.problem ? parser.problem : "YAML syntax error");
 		yaml_parser_delete(&parser);
-		fclose(f);
 		return -1;
 	}
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
 	if (root) { /* the stream must end here: a second document is an error */
 		if (!yaml_parser_load(&parser, &next)) {
-			snprintf(err, errlen, "%s:%zu: %s", path, parser.problem_mark.line + 1,
+			snprintf(err, errlen, "%s:%zu: %s", name, parser.problem_mark.line + 1,
 				 parser.problem ? parser.problem : "YAML syntax error");
 			goto out;
 		}
@@ -532,14 +573,14 @@ int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errl
 		yaml_document_delete(&next);
 		if (more) {
 			snprintf(err, errlen, "%s:%zu: only one YAML document is allowed (a second one starts here)",
-				 path, line);
+				 name, line);
 			goto out;
 		}
 	}
 	if (!root || is_null(root)) /* empty file, or only comments: all defaults */
 		rc = 0;
 	else if (root->type != YAML_MAPPING_NODE)
-		snprintf(err, errlen, "%s: top level must be a mapping of keys", path);
+		snprintf(err, errlen, "%s: top level must be a mapping of keys", name);
 	else
 		rc = walk(c, &doc, root, "", err, errlen);
 	if (rc == 0)
@@ -547,6 +588,34 @@ int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errl
 out:
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
+	return rc;
+}
+
+int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* one byte more than the limit tells "too large" from "exactly the limit" */
+	char *buf = malloc(SL_CONFIG_MAX_BYTES + 1);
+	if (!buf) {
+		fclose(f);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	size_t len = fread(buf, 1, SL_CONFIG_MAX_BYTES + 1, f);
+	int rd_err = ferror(f);
+	int saved = errno;
 	fclose(f);
+	int rc;
+	if (rd_err) {
+		snprintf(err, errlen, "%s: %s", path, strerror(saved));
+		rc = -1;
+	} else {
+		rc = sl_config_load_buf(c, path, buf, len, err, errlen);
+	}
+	free(buf);
 	return rc;
 }

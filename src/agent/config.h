@@ -95,6 +95,18 @@ void sl_config_defaults(struct sl_config *c);
  * section is all defaults; nothing else is ignored (docs/CONFIG.md). */
 int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errlen);
 
+/* Limits of a config file, checked before the YAML is loaded: nesting
+ * depth (mappings and sequences; the real config nests 2 deep) and size.
+ * Deeper or larger files are rejected with the limit named in err (libyaml
+ * loads deep nesting in quadratic time). */
+#define SL_CONFIG_MAX_DEPTH 32
+#define SL_CONFIG_MAX_BYTES (1 << 20)
+
+/* sl_config_load on YAML text in memory (buf, len bytes, need not be
+ * NUL-terminated); name stands for the file in messages. Same errors. */
+int sl_config_load_buf(struct sl_config *c, const char *name, const char *buf, size_t len,
+		       char *err, size_t errlen);
+
 /* Parsers shared with the CLI: "90s", "5m", "2h", "7d", plain seconds. */
 int sl_parse_duration_s(const char *s, uint64_t *out);
 /* Durations in ns: "500us", "1ms", "2s", "150ns", "1m"; a plain number is ns. */

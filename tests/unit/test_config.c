@@ -319,6 +319,88 @@ static void duration_and_bytes(void **state)
 	assert_int_equal(sl_parse_bytes("1TiB", &v), -1);
 }
 
+/* n nested flow mappings under store ("store: {a: {a: ... 1}}") */
+static char *nested_flow(size_t n)
+{
+	char *y = malloc(16 + n * 5);
+	assert_non_null(y);
+	char *w = y + sprintf(y, "store: ");
+	for (size_t i = 0; i < n; i++)
+		w += sprintf(w, "{a: ");
+	*w++ = '1';
+	memset(w, '}', n);
+	strcpy(w + n, "\n");
+	return y;
+}
+
+/* Deep nesting is refused before libyaml loads it (its loader is quadratic
+ * in the depth: 40k levels took ~20 s); the message names the limit. */
+static void depth_limit(void **state)
+{
+	(void)state;
+	struct sl_config c;
+	char err[256];
+	/* at the limit: loaded, then refused for its (unknown) key, not its depth */
+	char *y = nested_flow(SL_CONFIG_MAX_DEPTH - 1); /* + the top-level mapping */
+	assert_int_equal(load(y, &c, err, sizeof(err)), -1);
+	assert_null(strstr(err, "depth limit"));
+	assert_non_null(strstr(err, "store.a"));
+	free(y);
+	y = nested_flow(SL_CONFIG_MAX_DEPTH);
+	assert_int_equal(load(y, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "depth limit"));
+	assert_non_null(strstr(err, "32"));
+	assert_non_null(strstr(err, ":1:"));
+	free(y);
+	y = nested_flow(10000);
+	assert_int_equal(load(y, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "depth limit"));
+	free(y);
+	/* block style, one level per line: the line of the first level too deep */
+	size_t n = 1000, cap = n * (n + 8); /* 0.5 MB, under the size limit */
+	y = malloc(cap);
+	assert_non_null(y);
+	char *w = y;
+	for (size_t i = 0; i < n; i++) {
+		memset(w, ' ', i);
+		w += i;
+		w += sprintf(w, i == n - 1 ? "a: 1\n" : "a:\n");
+	}
+	assert_int_equal(load(y, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "depth limit"));
+	assert_non_null(strstr(err, ":33:"));
+	free(y);
+	/* sequences count too */
+	char seq[256];
+	memset(seq, '[', 100);
+	memset(seq + 100, ']', 100);
+	strcpy(seq + 200, "\n");
+	sl_config_defaults(&c);
+	assert_int_equal(sl_config_load_buf(&c, "mem.yaml", seq, strlen(seq), err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "mem.yaml:1:"));
+	assert_non_null(strstr(err, "depth limit"));
+}
+
+/* The in-memory loader: same answers as the file loader, input not
+ * NUL-terminated, a size limit. */
+static void load_from_buffer(void **state)
+{
+	(void)state;
+	struct sl_config c;
+	char err[256];
+	const char y[] = "proc:\n  exec_rate: 7\nXXXX";
+	sl_config_defaults(&c);
+	assert_int_equal(sl_config_load_buf(&c, "b", y, sizeof(y) - 5, err, sizeof(err)), 0);
+	assert_int_equal(c.proc.exec_rate, 7);
+	size_t big = SL_CONFIG_MAX_BYTES + 1;
+	char *b = malloc(big);
+	assert_non_null(b);
+	memset(b, '#', big);
+	assert_int_equal(sl_config_load_buf(&c, "big.yaml", b, big, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "size limit"));
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -333,6 +415,8 @@ int main(void)
 		cmocka_unit_test(v1_controller_names),
 		cmocka_unit_test(accepted_values),
 		cmocka_unit_test(duration_and_bytes),
+		cmocka_unit_test(depth_limit),
+		cmocka_unit_test(load_from_buffer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
