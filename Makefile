@@ -38,7 +38,7 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRCS))
 
 .SECONDARY:
-.PHONY: all deps run test check unit integration clean bench proto
+.PHONY: all deps run test check unit integration clean bench proto fuzz
 all: $(B)/sandlensd $(B)/sandlens $(UNIT_BINS) $(HELPER_BINS)
 
 deps:
@@ -80,6 +80,45 @@ $(B)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -Werror -static -o $@ $<
 
+# libFuzzer harnesses (tests/fuzz/fuzz_<name>.c), one per parser of outside
+# input, into build-fuzz/ (clang -fsanitize=fuzzer,address,undefined). Each
+# links only the sources of its parser: FUZZ_SRCS_<name>. Run them with
+# tests/fuzz/run.sh; CI runs each briefly (tests/integration/t_fuzz_smoke.sh).
+FUZZ_B := build-fuzz
+FUZZ_CC ?= clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iinclude -Isrc -Itests/fuzz \
+	$(FUZZ_SAN) $(shell pkg-config --cflags $(PKGS))
+FUZZ_PROF_SRCS := $(addprefix src/profile/,symbolize_elf.c symbolize_maps.c symbolize_kallsyms.c \
+	symbolize.c profile_build.c raw.c tree.c folded.c flamegraph.c pprof.c profile.pb-c.c profile_json.c)
+FUZZ_SRCS_cgpath := src/cgroup/cgpath.c
+FUZZ_SRCS_cgstat := $(wildcard src/cgroup/cgstat*.c)
+FUZZ_SRCS_mounts := src/cgroup/mounts.c
+FUZZ_SRCS_runc_state := src/cgroup/runc_state.c
+FUZZ_SRCS_config := src/agent/config.c src/common/log.c
+FUZZ_SRCS_api_params := src/api/api_params.c src/common/timefmt.c src/agent/evkind.c
+FUZZ_SRCS_task_spec := src/task/spec.c
+FUZZ_SRCS_maps := src/profile/symbolize_maps.c
+FUZZ_SRCS_kallsyms := src/profile/symbolize_kallsyms.c
+FUZZ_SRCS_perfmap := $(FUZZ_PROF_SRCS)
+FUZZ_SRCS_elf := $(FUZZ_PROF_SRCS)
+FUZZ_TARGETS := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(patsubst %,$(FUZZ_B)/fuzz_%,$(FUZZ_TARGETS))
+
+fuzz: $(FUZZ_BINS)
+
+$(FUZZ_B)/obj/%.o: src/%.c $(wildcard src/*/*.h include/sandlens/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+# objects of target $(1) (a function: a '%' in a pattern rule's
+# prerequisites would be taken for the stem)
+fuzz_objs = $(patsubst src/%.c,$(FUZZ_B)/obj/%.o,$(FUZZ_SRCS_$(1)))
+.SECONDEXPANSION:
+$(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*) $(wildcard tests/fuzz/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(filter %.o,$^) $(LDLIBS)
+
 # src/profile/profile.pb-c.{c,h} are committed; regenerate after editing proto/profile.proto.
 proto:
 	protoc-c --c_out=src/profile --proto_path=proto proto/profile.proto
@@ -105,4 +144,4 @@ bench: all
 	bench/exec-storm.sh $(B)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz

@@ -122,7 +122,7 @@ int main(int argc, char **argv)
 	for (int fmt = 0; fmt < 4; fmt++) {
 		FILE *o = fopen("/dev/null", "w");
 		double a = now(), ca = cpu();
-		sl_profile_write(p, fmt, o);
+		sl_profile_write(p, fmt, 1, o);
 		double b = now(), cb = cpu();
 		fclose(o);
 		printf("write %-6s: %.1f ms CPU (%.1f ms wall)\n", names[fmt], (cb - ca) * 1e3, (b - a) * 1e3);

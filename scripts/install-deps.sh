@@ -6,7 +6,7 @@ PKGS="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libmicrohttpd-dev libjansson-dev libsqlite3-dev sqlite3 libyaml-dev libcurl4-openssl-dev
 uthash-dev libcmocka-dev runc busybox-static libbpf-tools jq curl procps iproute2
 libc6-dev valgrind prometheus liburcu-dev libdw-dev protobuf-c-compiler libprotobuf-c-dev
-golang-go chromium"
+golang-go chromium python3 libclang-rt-dev e2fsprogs"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -4,6 +4,8 @@
 # ASan+UBSan. Ends with the single line "N passed, N failed, N skipped"
 # (sum over all four runs; a build that fails counts as one failure) and
 # exits non-zero if anything failed.
+# Then each libFuzzer harness briefly (tests/fuzz/run.sh, counted as runner
+# "fuzz"; SL_SKIP_FUZZ=1 skips it, local use only).
 # Env: JOBS (make -j, default nproc), SL_SKIP_SAN=1 skips the sanitizer pass
 # (local use only; CI runs both).
 set -u
@@ -52,6 +54,25 @@ if [ "${SL_SKIP_SAN:-0}" != 1 ]; then
 	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 	stage "asan+ubsan" "SAN=1" build-san
+fi
+# Each libFuzzer target briefly (tests/fuzz/run.sh: seeds + 20k runs or 4 s
+# each, about a minute with the build; 1M-run figures: bench/RESULTS.md).
+# No clang fuzzer runtime: one skip, with the reason.
+if [ "${SL_SKIP_FUZZ:-0}" != 1 ]; then
+	echo "=== fuzz smoke: tests/fuzz/run.sh"
+	t0=$SECONDS
+	out=$(mktemp /tmp/sl-runall.XXXXXX)
+	fdir=$(mktemp -d /tmp/sl-fuzz-ci.XXXXXX)
+	SL_FUZZ_SECS=${SL_FUZZ_SECS:-4} SL_FUZZ_DIR=$fdir JOBS=$JOBS \
+		tests/fuzz/run.sh "${SL_FUZZ_EXECS:-20000}" 2>&1 | tee "$out"
+	add_totals "$out" fuzz
+	if grep -q '^fuzz: [0-9]* passed, 0 failed' "$out"; then
+		rm -rf "$fdir"
+	else
+		echo "run-all: fuzz logs and crash inputs kept in $fdir"
+	fi
+	rm -f "$out"
+	echo "=== fuzz smoke took $((SECONDS - t0)) s"
 fi
 echo "$P passed, $F failed, $S skipped"
 [ "$F" -eq 0 ]

@@ -4,6 +4,7 @@
 #include "agent/agent.h"
 #include "agent/pressure.h"
 #include "agent/pressure_rt.h"
+#include "api/api.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/timefmt.h"
@@ -205,7 +206,13 @@ json_t *sl_agent_health_json(struct sl_agent *a)
 		json_object_set_new(mo, "hooks", hooks);
 		json_array_append_new(mods, mo);
 	}
-	json_object_set_new(root, "status", json_string(ok ? "ok" : "failed"));
+	/* The store's own state (ok/degraded/failed, why): a store that cannot
+	 * be written makes the agent degraded, not failed (it holds the rows). */
+	json_t *store = sl_store_health_json(a->store);
+	const char *sst = json_string_value(json_object_get(store, "state"));
+	int store_ok = sst && !strcmp(sst, "ok");
+	json_object_set_new(root, "status", json_string(!ok ? "failed" : store_ok ? "ok" : "degraded"));
+	json_object_set_new(root, "store", store);
 	json_object_set_new(root, "uptime_seconds",
 			    json_real((double)(sl_mono_ns() - a->start_mono_ns) / 1e9));
 	json_object_set_new(root, "attribution", json_boolean(a->attr != NULL));
@@ -300,10 +307,12 @@ void sl_agent_write_metrics(struct sl_agent *a, FILE *out)
 		     "# TYPE sandlens_store_queue_depth gauge\n"
 		     "sandlens_store_queue_depth %llu\n",
 		(unsigned long long)ss.queue_depth);
+	sl_store_write_metrics(a->store, out);
 	fprintf(out, "# HELP sandlens_log_suppressed_total Log lines not printed by a rate limiter (repeated failures).\n"
 		     "# TYPE sandlens_log_suppressed_total counter\n"
 		     "sandlens_log_suppressed_total %llu\n",
 		(unsigned long long)sl_log_suppressed_total());
+	sl_api_write_metrics(out);
 	fprintf(out, "# HELP sandlens_decode_errors_total Ring buffer records that could not be decoded.\n"
 		     "# TYPE sandlens_decode_errors_total counter\n"
 		     "sandlens_decode_errors_total %llu\n",

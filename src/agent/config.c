@@ -3,6 +3,7 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <ctype.h>
 #include <limits.h>
 #include <stddef.h>
@@ -40,9 +41,14 @@ static const struct key keys[] = {
 	{"store.max_rows", K_UINT, F(store.max_rows), 0, UINT32_MAX},
 	{"store.queue_size", K_UINT, F(store.queue_size), 16, 16u << 20},
 	{"store.batch_max", K_UINT, F(store.batch_max), 1, 1u << 20},
+	{"store.max_bytes", K_BYTES, F(store.max_bytes), 0, 1ull << 50},
 	{"api.listen", K_STR, F(api.listen), 0, 0},
 	{"api.unix_socket", K_STR, F(api.unix_socket), 0, 0},
 	{"api.threads", K_UINT, F(api.threads), 1, 64},
+	{"api.token_file", K_STR, F(api.token_file), 0, 0},
+	{"api.admin_group", K_STR, F(api.admin_group), 0, 0},
+	{"api.header_timeout", K_DURATION, F(api.header_timeout_s), 1, 3600},
+	{"api.max_client_connections", K_UINT, F(api.max_client_connections), 1, 1024},
 	{"attribution.enabled", K_BOOL, F(attribution.enabled), 0, 0},
 	{"attribution.cache_size", K_UINT, F(attribution.cache_size), 16, 1u << 22},
 	{"attribution.positive_ttl", K_DURATION, F(attribution.positive_ttl_s), 1, 86400},
@@ -108,8 +114,14 @@ void sl_config_defaults(struct sl_config *c)
 	c->store.max_rows = 1000000;
 	c->store.queue_size = 65536;
 	c->store.batch_max = 2048;
+	c->store.max_bytes = 1ull << 30;
 	snprintf(c->api.listen, sizeof(c->api.listen), "127.0.0.1:9753");
 	c->api.threads = 2;
+	snprintf(c->api.unix_socket, sizeof(c->api.unix_socket), "/run/sandlens/api.sock");
+	snprintf(c->api.token_file, sizeof(c->api.token_file), "/run/sandlens/api.token");
+	c->api.admin_gid = (gid_t)-1;
+	c->api.header_timeout_s = 10;
+	c->api.max_client_connections = 16;
 	c->attribution.enabled = 1;
 	c->attribution.cache_size = 4096;
 	c->attribution.positive_ttl_s = 300;
@@ -438,7 +450,7 @@ static int walk(struct sl_config *c, yaml_document_t *doc, yaml_node_t *map, con
 	return 0;
 }
 
-static int validate(const struct sl_config *c, char *err, size_t errlen)
+static int validate(struct sl_config *c, char *err, size_t errlen)
 {
 	uint64_t rb = c->proc.ringbuf_bytes;
 	if (rb & (rb - 1)) {
@@ -493,6 +505,11 @@ static int validate(const struct sl_config *c, char *err, size_t errlen)
 			 c->attribution.runc_root);
 		return -1;
 	}
+	if (c->store.max_bytes && c->store.max_bytes < (1ull << 20)) {
+		snprintf(err, errlen, "store.max_bytes: %llu is below 1MiB (0 = no limit)",
+			 (unsigned long long)c->store.max_bytes);
+		return -1;
+	}
 	if (!c->store.path[0]) {
 		snprintf(err, errlen, "store.path: must not be empty");
 		return -1;
@@ -536,33 +553,88 @@ static int validate(const struct sl_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "api.unix_socket: '%s' is not an absolute path", c->api.unix_socket);
 		return -1;
 	}
+	if (c->api.token_file[0] && c->api.token_file[0] != '/') {
+		snprintf(err, errlen, "api.token_file: '%s' is not an absolute path", c->api.token_file);
+		return -1;
+	}
+	c->api.admin_gid = (gid_t)-1;
+	if (c->api.admin_group[0]) {
+		struct group gr, *res = NULL;
+		char buf[4096];
+		if (getgrnam_r(c->api.admin_group, &gr, buf, sizeof(buf), &res) != 0 || !res) {
+			snprintf(err, errlen, "api.admin_group: no such group '%s'", c->api.admin_group);
+			return -1;
+		}
+		c->api.admin_gid = res->gr_gid;
+	}
 	return 0;
 }
 
-int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errlen)
+/* Depth of the deepest mapping/sequence nesting, found with libyaml's event
+ * parser and given up as soon as it passes SL_CONFIG_MAX_DEPTH: libyaml's
+ * scanner and document loader take time quadratic in the nesting depth
+ * (40k nested flow mappings: ~20 s), so the document is only loaded once
+ * the depth is known to be small. Each event costs at most O(limit) here.
+ * Returns 0 (within the limit or a syntax error, which the loader reports)
+ * or -1 with the reason in err. */
+static int check_depth(const char *name, const unsigned char *buf, size_t len, char *err,
+		       size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int depth = 0, rc = 0;
+
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_string(&parser, buf, len);
+	for (;;) {
+		if (!yaml_parser_parse(&parser, &ev))
+			break; /* the document loader reports it with its line */
+		yaml_event_type_t t = ev.type;
+		if (t == YAML_MAPPING_START_EVENT || t == YAML_SEQUENCE_START_EVENT) {
+			if (++depth > SL_CONFIG_MAX_DEPTH) {
+				snprintf(err, errlen,
+					 "%s:%zu: nested deeper than %d mappings/sequences (the config's depth limit)",
+					 name, ev.start_mark.line + 1, SL_CONFIG_MAX_DEPTH);
+				rc = -1;
+			}
+		} else if (t == YAML_MAPPING_END_EVENT || t == YAML_SEQUENCE_END_EVENT) {
+			depth--;
+		}
+		yaml_event_delete(&ev);
+		if (rc || t == YAML_STREAM_END_EVENT)
+			break;
+	}
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
+int sl_config_load_buf(struct sl_config *c, const char *name, const char *buf, size_t len,
+		       char *err, size_t errlen)
 {
 	yaml_parser_t parser;
 	yaml_document_t doc, next;
-	FILE *f = fopen(path, "r");
+	const unsigned char *ubuf = (const unsigned char *)buf;
 	int rc = -1;
 
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (len > SL_CONFIG_MAX_BYTES) {
+		snprintf(err, errlen, "%s: larger than %d bytes (the config's size limit)", name,
+			 SL_CONFIG_MAX_BYTES);
 		return -1;
 	}
+	if (check_depth(name, ubuf, len, err, errlen))
+		return -1;
 	yaml_parser_initialize(&parser);
-	yaml_parser_set_input_file(&parser, f);
+	yaml_parser_set_input_string(&parser, ubuf, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(err, errlen, "%s:%zu: %s", path, parser.problem_mark.line + 1,
+		snprintf(err, errlen, "%s:%zu: %s", name, parser.problem_mark.line + 1,
 			 parser.problem ? parser.problem : "YAML syntax error");
 		yaml_parser_delete(&parser);
-		fclose(f);
 		return -1;
 	}
 	yaml_node_t *root = yaml_document_get_root_node(&doc);
 	if (root) { /* the stream must end here: a second document is an error */
 		if (!yaml_parser_load(&parser, &next)) {
-			snprintf(err, errlen, "%s:%zu: %s", path, parser.problem_mark.line + 1,
+			snprintf(err, errlen, "%s:%zu: %s", name, parser.problem_mark.line + 1,
 				 parser.problem ? parser.problem : "YAML syntax error");
 			goto out;
 		}
@@ -571,14 +643,14 @@ int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errl
 		yaml_document_delete(&next);
 		if (more) {
 			snprintf(err, errlen, "%s:%zu: only one YAML document is allowed (a second one starts here)",
-				 path, line);
+				 name, line);
 			goto out;
 		}
 	}
 	if (!root || is_null(root)) /* empty file, or only comments: all defaults */
 		rc = 0;
 	else if (root->type != YAML_MAPPING_NODE)
-		snprintf(err, errlen, "%s: top level must be a mapping of keys", path);
+		snprintf(err, errlen, "%s: top level must be a mapping of keys", name);
 	else
 		rc = walk(c, &doc, root, "", err, errlen);
 	if (rc == 0)
@@ -586,6 +658,34 @@ int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errl
 out:
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
+	return rc;
+}
+
+int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* one byte more than the limit tells "too large" from "exactly the limit" */
+	char *buf = malloc(SL_CONFIG_MAX_BYTES + 1);
+	if (!buf) {
+		fclose(f);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	size_t len = fread(buf, 1, SL_CONFIG_MAX_BYTES + 1, f);
+	int rd_err = ferror(f);
+	int saved = errno;
 	fclose(f);
+	int rc;
+	if (rd_err) {
+		snprintf(err, errlen, "%s: %s", path, strerror(saved));
+		rc = -1;
+	} else {
+		rc = sl_config_load_buf(c, path, buf, len, err, errlen);
+	}
+	free(buf);
 	return rc;
 }

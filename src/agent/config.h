@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct sl_config {
 	int log_level; /* enum sl_log_level; key log_level: error|warn|info|debug */
@@ -18,12 +19,18 @@ struct sl_config {
 		uint64_t max_rows;       /* store.max_rows: default 1000000 */
 		uint64_t queue_size;     /* store.queue_size: default 65536 */
 		uint64_t batch_max;      /* store.batch_max: default 2048 */
+		uint64_t max_bytes;      /* store.max_bytes: default 1 GiB, 0 = no limit */
 	} store;
 
 	struct {
 		char listen[128];        /* api.listen: "127.0.0.1:9753"; "" = no TCP */
-		char unix_socket[256];   /* api.unix_socket: "" = none; created mode 0600 */
+		char unix_socket[256];   /* api.unix_socket: default /run/sandlens/api.sock; "" = none; mode 0600 (0660 with admin_group) */
 		uint64_t threads;        /* api.threads: default 2 */
+		char token_file[256];    /* api.token_file: default /run/sandlens/api.token (generated when missing); "" = no token */
+		char admin_group[64];    /* api.admin_group: "" = none; else a group whose members are admins over the socket */
+		gid_t admin_gid;         /* (derived) admin_group's gid, (gid_t)-1 when none */
+		uint64_t header_timeout_s; /* api.header_timeout: request headers must be complete within this; default 10s */
+		uint64_t max_client_connections; /* api.max_client_connections: per peer uid (or address), root exempt; default 16 */
 	} api;
 
 	struct {
@@ -106,6 +113,18 @@ void sl_config_defaults(struct sl_config *c);
  * second YAML document) into err; the caller exits 2. An empty or null
  * section is all defaults; nothing else is ignored (docs/CONFIG.md). */
 int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errlen);
+
+/* Limits of a config file, checked before the YAML is loaded: nesting
+ * depth (mappings and sequences; the real config nests 2 deep) and size.
+ * Deeper or larger files are rejected with the limit named in err (libyaml
+ * loads deep nesting in quadratic time). */
+#define SL_CONFIG_MAX_DEPTH 32
+#define SL_CONFIG_MAX_BYTES (1 << 20)
+
+/* sl_config_load on YAML text in memory (buf, len bytes, need not be
+ * NUL-terminated); name stands for the file in messages. Same errors. */
+int sl_config_load_buf(struct sl_config *c, const char *name, const char *buf, size_t len,
+		       char *err, size_t errlen);
 
 /* Parsers shared with the CLI: "90s", "5m", "2h", "7d", plain seconds. */
 int sl_parse_duration_s(const char *s, uint64_t *out);

@@ -5,6 +5,7 @@
 #include "agent/pressure_rt.h"
 #include "agent/probe.h"
 #include "api/api.h"
+#include "api/api_auth.h"
 #include "cgroup/runc_state.h"
 #include "common/log.h"
 #include "common/timefmt.h"
@@ -168,9 +169,17 @@ static int file_lock(const char *what, const char *file, const char *key, char *
 		snprintf(err, errlen, "%s: path too long for its lock file", key);
 		return -1;
 	}
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* never through a planted symlink; only a regular file of ours */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd < 0) {
-		snprintf(err, errlen, "%s lock %.200s: %s", what, path, strerror(errno));
+		snprintf(err, errlen, "%s lock %.200s: %s", what, path,
+			 errno == ELOOP ? "is a symbolic link" : strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s lock %.200s: not a regular file owned by this user", what, path);
+		close(fd);
 		return -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
@@ -409,6 +418,16 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (a->cfg.api.token_file[0]) { /* a token file others can read is a config error */
+		char tok[SL_API_TOKEN_MAX + 1];
+		int tl = sl_api_token_load(a->cfg.api.token_file, !check_only && geteuid() == 0, tok,
+					   sizeof(tok), err, sizeof(err));
+		explicit_bzero(tok, sizeof(tok));
+		if (tl < 0) {
+			fprintf(stderr, "sandlensd: invalid configuration: %s\n", err);
+			return 2;
+		}
+	}
 	if (check_only) {
 		printf("configuration ok\n");
 		return 0;
@@ -458,6 +477,7 @@ int main(int argc, char **argv)
 		.batch_max = a->cfg.store.batch_max,
 		.max_age_s = a->cfg.store.max_age_s,
 		.max_rows = a->cfg.store.max_rows,
+		.max_bytes = a->cfg.store.max_bytes,
 		.retention_interval_ms = 10000,
 	};
 	a->store = sl_store_open(&sc, err, sizeof(err));

@@ -104,6 +104,8 @@ static void h_events(struct sl_api *api, const struct sl_api_param *p, size_t n,
 		sl_api_reply_error(r, 500, "INTERNAL", err[0] ? err : "store query failed");
 		return;
 	}
+	if (r->redact)
+		atomic_fetch_add(&sl_api_counters.argv_withheld, sl_api_withhold_secrets(ev));
 	int64_t cursor = f.after_id;
 	reply_json_list(api, r, "events", ev, &cursor);
 	json_decref(ev);
@@ -198,34 +200,11 @@ static const struct route {
 
 /* ---- MHD glue ---- */
 
-/* Per connection (the MHD socket context, made by on_connection): set when
- * a %00 of the request being read decoded to a NUL byte anywhere in its URL,
+/* The socket context (struct conn_state, api_conn.c) also notes a %00 of
+ * the request being read that decoded to a NUL byte anywhere in its URL,
  * path or query (microhttpd passes the path on as a C string, which the
  * NUL would cut short: "/api/v1/tasks/ID%00/result" would be task ID).
  * Cleared when the request completes. */
-struct conn_state {
-	int nul;
-};
-
-static struct conn_state *conn_state(struct MHD_Connection *c)
-{
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	return ci ? ci->socket_context : NULL;
-}
-
-static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
-			  enum MHD_ConnectionNotificationCode toe)
-{
-	(void)cls;
-	(void)c;
-	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-		*socket_context = calloc(1, sizeof(struct conn_state)); /* NULL: on_request's 500 */
-	} else {
-		free(*socket_context);
-		*socket_context = NULL;
-	}
-}
 
 /* microhttpd's own decoding (%HH), noting a NUL byte it produced. */
 static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
@@ -233,7 +212,7 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 	(void)cls;
 	size_t n = MHD_http_unescape(s);
 	if (memchr(s, 0, n)) {
-		struct conn_state *cs = conn_state(c);
+		struct conn_state *cs = sl_api_conn_state(c);
 		if (cs)
 			cs->nul = 1;
 	}
@@ -243,9 +222,11 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	struct conn_state *cs = conn_state(c);
-	if (cs)
+	struct conn_state *cs = sl_api_conn_state(c);
+	if (cs) {
 		cs->nul = 0;
+		sl_api_conn_request_ends(cs);
+	}
 	sl_api_tasks_completed(cls, c, con_cls, toe);
 }
 
@@ -315,11 +296,34 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 	/* a NUL byte (%00) in the path: microhttpd's url stops at it, so it
 	 * would name another route (a NUL in the query is the route's 400) */
-	struct conn_state *cs = conn_state(c);
+	struct conn_state *cs = sl_api_conn_state(c);
 	if (!cs) {
 		sl_api_reply_error(&r, 500, "INTERNAL", "out of memory");
 		return send_reply(c, &r);
 	}
+	sl_api_conn_request_begins(cs);
+	r.api = api;
+
+	/* who asks (api_auth.h): peer credentials, then the bearer token */
+	if (!*con_cls) { /* once per request (a POST body comes in later calls) */
+		cs->caller = cs->peer;
+		cs->caller.token_ok = sl_api_bearer_matches(
+			MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+			api->token, api->toklen);
+	}
+	int admin = sl_api_caller_is_admin(&cs->caller);
+	enum sl_api_access need = sl_api_route_access(method, url);
+	if (need == SL_ACCESS_ADMIN && !admin) {
+		static struct sl_log_limit lim = SL_LOG_LIMIT_INIT(10);
+		atomic_fetch_add(&sl_api_counters.denied, 1);
+		sl_log_limited(&lim, SL_LOG_INFO, MOD, "%s %.120s from %s uid %d: 403 (not an admin)",
+			       method, url, cs->lis->is_unix ? "unix socket" : "tcp",
+			       (int)(cs->lis->is_unix ? cs->peer.uid : cs->budget_uid));
+		sl_api_reply_error(&r, 403, "PERMISSION_DENIED",
+				   "this route is for admins: connect to the unix socket as root or as a member of api.admin_group, or send 'Authorization: Bearer <token>' with the token of api.token_file");
+		return send_reply(c, &r);
+	}
+	r.redact = need == SL_ACCESS_REDACTED && !admin;
 	if (cs->nul) {
 		struct sl_api_params ps;
 		char msg[256];
@@ -379,11 +383,14 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	size_t n = strlen(msg);
 	while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
 		msg[--n] = '\0';
-	sl_warn(MOD, "microhttpd: %s", msg);
+	/* one line per malformed request would let any client flood the log */
+	static struct sl_log_limit lim = SL_LOG_LIMIT_INIT(10);
+	sl_log_limited(&lim, SL_LOG_WARN, MOD, "microhttpd: %s", msg);
 }
 
 /* MHD owns fd from here on: MHD_stop_daemon() closes it. */
-static struct MHD_Daemon *start_daemon(struct sl_api *api, int fd, char *err, size_t errlen)
+static struct MHD_Daemon *start_daemon(struct sl_api *api, int fd, struct sl_api_listener *lis,
+				       char *err, size_t errlen)
 {
 	/* one thread: MHD's internal polling thread; more: a pool (MHD warns
 	 * about a pool of size 1, so the option is passed only above 1) */
@@ -401,7 +408,7 @@ static struct MHD_Daemon *start_daemon(struct sl_api *api, int fd, char *err, si
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd, MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT,
 		MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S, MHD_OPTION_ARRAY, opts,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-		MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+		MHD_OPTION_NOTIFY_CONNECTION, sl_api_conn_notify, lis,
 		MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 		MHD_OPTION_END);
 	if (!d)
@@ -485,7 +492,7 @@ static int listen_tcp(struct sl_api *api, const char *spec, char *err, size_t er
 		return -1;
 	}
 	if (!is_loopback(ai->ai_addr))
-		sl_warn(MOD, "listening on non-loopback address %s: the API has no authentication",
+		sl_warn(MOD, "listening on non-loopback address %s: readers need no authentication (admin routes need the bearer token)",
 			spec);
 	freeaddrinfo(res);
 
@@ -495,7 +502,7 @@ static int listen_tcp(struct sl_api *api, const char *spec, char *err, size_t er
 		api->tcp_port = ntohs(ss.ss_family == AF_INET6
 					      ? ((struct sockaddr_in6 *)&ss)->sin6_port
 					      : ((struct sockaddr_in *)&ss)->sin_port);
-	api->tcp = start_daemon(api, fd, err, errlen);
+	api->tcp = start_daemon(api, fd, &api->lis[0], err, errlen);
 	if (!api->tcp)
 		return -1;
 	sl_info(MOD, "listening on %s (port %d)", spec, api->tcp_port);
@@ -573,7 +580,10 @@ static int listen_unix(struct sl_api *api, const char *path, char *err, size_t e
 		close(fd);
 		return -1;
 	}
-	if (chmod(path, 0600) != 0 || lstat(path, &st) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
+	gid_t g = api->a->cfg.api.admin_gid;
+	mode_t mode = g == (gid_t)-1 ? 0600 : 0660; /* the admin group may connect */
+	if ((g != (gid_t)-1 && chown(path, (uid_t)-1, g) != 0) || chmod(path, mode) != 0 ||
+	    lstat(path, &st) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
 		snprintf(err, errlen, "api.unix_socket: %s: %s", path, strerror(errno));
 		close(fd);
 		unlink(path);
@@ -582,10 +592,10 @@ static int listen_unix(struct sl_api *api, const char *path, char *err, size_t e
 	strcpy(api->sock_path, path);
 	api->sock_dev = st.st_dev;
 	api->sock_ino = st.st_ino;
-	api->unx = start_daemon(api, fd, err, errlen);
+	api->unx = start_daemon(api, fd, &api->lis[1], err, errlen);
 	if (!api->unx)
 		return -1;
-	sl_info(MOD, "listening on unix:%s (mode 0600)", path);
+	sl_info(MOD, "listening on unix:%s (mode %04o)", path, (unsigned)mode);
 	return 0;
 }
 
@@ -603,6 +613,26 @@ struct sl_api *sl_api_start(struct sl_agent *a, char *err, size_t errlen)
 	}
 	api->a = a;
 	api->max_body = SL_API_MAX_BODY;
+	api->lis[0].api = api->lis[1].api = api;
+	api->lis[1].is_unix = 1;
+	pthread_mutex_init(&api->conn_mu, NULL);
+	api->header_timeout_s = a->cfg.api.header_timeout_s ? (unsigned)a->cfg.api.header_timeout_s : 10;
+	api->max_client = a->cfg.api.max_client_connections ? (unsigned)a->cfg.api.max_client_connections : 16;
+	if (a->cfg.api.token_file[0]) {
+		int tl = sl_api_token_load(a->cfg.api.token_file, 1, api->token, sizeof(api->token), err,
+					   errlen);
+		if (tl < 0) {
+			sl_api_stop(api);
+			return NULL;
+		}
+		api->toklen = (size_t)tl;
+		sl_info(MOD, "admin bearer token from %s", a->cfg.api.token_file);
+	}
+	if (sl_api_conn_guard_start(api)) {
+		snprintf(err, errlen, "api: cannot start the connection sweeper thread");
+		sl_api_stop(api);
+		return NULL;
+	}
 	sl_api_tasks_attach(a);
 	if ((tcp[0] && listen_tcp(api, tcp, err, errlen)) ||
 	    (unx[0] && listen_unix(api, unx, err, errlen))) {
@@ -631,12 +661,15 @@ void sl_api_stop(struct sl_api *api)
 		MHD_stop_daemon(api->tcp);
 	if (api->unx)
 		MHD_stop_daemon(api->unx);
+	sl_api_conn_guard_stop(api); /* every connection is closed now */
 	if (api->sock_path[0]) {
 		struct stat st;
 		if (lstat(api->sock_path, &st) == 0 && st.st_dev == api->sock_dev &&
 		    st.st_ino == api->sock_ino)
 			unlink(api->sock_path);
 	}
+	pthread_mutex_destroy(&api->conn_mu);
+	explicit_bzero(api->token, sizeof(api->token));
 	free(api);
 }
 

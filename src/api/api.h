@@ -52,6 +52,12 @@ void sl_api_stop(struct sl_api *api);
  * listener. */
 int sl_api_tcp_port(const struct sl_api *api);
 
+/* The API's own counters as Prometheus text (sandlens_api_*: connections
+ * closed by the header deadline or the per-client budget, 403 answers,
+ * events sent without argv), process-wide; sl_agent_write_metrics calls it. */
+#include <stdio.h>
+void sl_api_write_metrics(FILE *out);
+
 /* Overrides SL_API_MAX_BODY (bytes; tests). Call before requests arrive. */
 void sl_api_set_max_body(struct sl_api *api, size_t bytes);
 
@@ -71,7 +77,8 @@ struct sl_api_params {
 	size_t n;
 	int overflow;        /* more than SL_API_MAX_PARAMS were given */
 	int nul;             /* a key (1) or value (2) holds a NUL byte (%00) */
-	char nul_name[200];  /* then: the parameter's name, NULs shown as %00 */
+	int bad_utf8;        /* a key (1) or value (2) is not valid UTF-8 */
+	char nul_name[200];  /* then: the parameter's name, control and non-ASCII bytes as %XX */
 	struct sl_api_param p[SL_API_MAX_PARAMS];
 };
 
@@ -82,10 +89,12 @@ struct sl_api_params {
 int sl_api_params_add(struct sl_api_params *ps, const char *key, size_t key_size,
 		      const char *value, size_t value_size);
 
-/* 0 when the collected parameters can be used (no overflow, no NUL byte),
- * else -EINVAL and the reason in err ("<param>: value contains a NUL byte
- * (%00)", "parameter '<a%00b>': name contains a NUL byte (%00)", "more
- * than 32 query parameters"): a 400 INVALID_ARGUMENT. */
+/* 0 when the collected parameters can be used (no overflow, no NUL byte,
+ * valid UTF-8), else -EINVAL and the reason in err ("<param>: value
+ * contains a NUL byte (%00)", "parameter '<a%00b>': name contains a NUL
+ * byte (%00)", "<param>: value is not valid UTF-8", "parameter '<a%FFb>':
+ * name is not valid UTF-8", "more than 32 query parameters"): a 400
+ * INVALID_ARGUMENT. */
 int sl_api_params_check(const struct sl_api_params *ps, char *err, size_t errlen);
 
 struct MHD_Connection;
@@ -124,7 +133,9 @@ int sl_api_params_only(const struct sl_api_param *p, size_t n, const char *const
 
 /* {"error":{"code":code,"message":msg}} as a malloc'd NUL-terminated string
  * (*len = strlen). code: INVALID_ARGUMENT | NOT_FOUND | METHOD_NOT_ALLOWED |
- * INTERNAL. NULL only when out of memory. */
+ * PERMISSION_DENIED | INTERNAL. A msg that is not valid UTF-8 (a message
+ * quoting a raw path) has each byte >= 0x80 written as \xNN. NULL only
+ * when out of memory. */
 char *sl_api_error_body(const char *code, const char *msg, size_t *len);
 
 /* {"<key>":[items...]} from a JSON array, compact, at most max bytes: items

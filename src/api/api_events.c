@@ -8,7 +8,19 @@
 
 char *sl_api_error_body(const char *code, const char *msg, size_t *len)
 {
-	json_t *o = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg ? msg : "");
+	char safe[1024];
+	json_t *m = json_string(msg ? msg : "");
+	if (!m) { /* not UTF-8 (or out of memory): bytes >= 0x80 as \xNN */
+		size_t o = 0;
+		for (const unsigned char *p = (const unsigned char *)msg; p && *p && o + 5 < sizeof(safe); p++)
+			o += *p < 0x80 ? (safe[o] = (char)*p, 1)
+				       : (size_t)snprintf(safe + o, sizeof(safe) - o, "\\x%02X", *p);
+		safe[o] = 0;
+		m = json_string(safe);
+		if (!m)
+			return NULL;
+	}
+	json_t *o = json_pack("{s:{s:s,s:o}}", "error", "code", code, "message", m);
 	if (!o)
 		return NULL;
 	char *s = json_dumps(o, JSON_COMPACT);

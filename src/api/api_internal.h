@@ -10,12 +10,37 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include <pthread.h>
+
 #include "api/api.h"
+#include "api/api_auth.h"
+
+struct sl_api;
+struct conn_state;
+
+/* One listener's context (the MHD_OPTION_NOTIFY_CONNECTION closure). */
+struct sl_api_listener {
+	struct sl_api *api;
+	int is_unix;
+	struct conn_state *conns; /* open connections (api->conn_mu) */
+	unsigned nconns;
+};
 
 struct sl_api {
 	struct sl_agent *a;
 	struct MHD_Daemon *tcp;
 	struct MHD_Daemon *unx;
+	struct sl_api_listener lis[2]; /* [0] TCP, [1] unix socket */
+	char token[SL_API_TOKEN_MAX + 1]; /* api.token_file's token, "" = none */
+	size_t toklen;
+	unsigned header_timeout_s;   /* cfg.api.header_timeout (0 there: 10) */
+	unsigned max_client;         /* cfg.api.max_client_connections (0 there: 16) */
+	/* connection guard (api_conn.c) */
+	pthread_mutex_t conn_mu;
+	pthread_cond_t conn_cv;
+	pthread_t sweeper;
+	int sweeper_started, sweeper_stop;
+
 	int tcp_port;
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t sock_dev;
@@ -38,7 +63,65 @@ struct reply {
 	MHD_ContentReaderFreeCallback iov_free;
 	void *iov_cls;
 	const char *encoding; /* Content-Encoding of the pieces, or NULL */
+	int redact; /* the caller is not an admin: withhold secrets (sl_api_withhold_secrets) */
+	struct sl_api *api;
 };
+
+/* Process-wide API counters (sl_api_write_metrics, api_metrics.c). */
+struct sl_api_counters {
+	atomic_ulong cut_header_timeout; /* connections closed: headers not complete in time */
+	atomic_ulong cut_client_limit;   /* connections closed: over api.max_client_connections */
+	atomic_ulong denied;             /* 403 answers */
+	atomic_ulong argv_withheld;      /* events sent without argv */
+};
+extern struct sl_api_counters sl_api_counters;
+
+/* Per connection (the MHD socket context, made by sl_api_conn_open). */
+struct conn_state {
+	struct conn_state *prev, *next; /* in lis->conns */
+	struct sl_api_listener *lis;
+	int fd;
+	int nul; /* a %00 of the request being read decoded to NUL (api.c) */
+	struct sl_api_caller peer; /* unix socket: peer credentials; TCP: unix_peer 0 */
+	uid_t budget_uid;   /* peer uid for the per-client budget, (uid_t)-1 unknown */
+	unsigned char addr[16]; /* TCP peer address when the uid is unknown */
+	int exempt;         /* uid 0: no per-client budget */
+	int in_request;     /* headers complete, request being served (no deadline) */
+	int cut;            /* we shut the socket down */
+	int64_t wait_since_ns; /* CLOCK_MONOTONIC: connect or the last request's end */
+	struct sl_api_caller caller; /* the current request's caller (peer + token) */
+};
+
+/* MHD_OPTION_NOTIFY_CONNECTION callback (cls: the listener): STARTED makes
+ * the socket context (peer credentials, per-client budget: a connection
+ * over it is shut down at once), CLOSED frees it. */
+void sl_api_conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+			enum MHD_ConnectionNotificationCode toe);
+/* The request's headers are complete (on_request): no deadline until it ends. */
+void sl_api_conn_request_begins(struct conn_state *cs);
+/* The request ended (NOTIFY_COMPLETED): the next one's header deadline starts. */
+void sl_api_conn_request_ends(struct conn_state *cs);
+/* Starts / stops the sweeper thread that shuts down connections whose
+ * request headers are not complete api.header_timeout after the connection
+ * began or its previous request ended. 0 or -errno. */
+int sl_api_conn_guard_start(struct sl_api *api);
+void sl_api_conn_guard_stop(struct sl_api *api);
+/* The socket context of c (NULL when out of memory at connect). */
+struct conn_state *sl_api_conn_state(struct MHD_Connection *c);
+
+/* sl_api_caller_cap_syslog of the caller of the request being served on c
+ * (0 when unknown): what the task result route passes to
+ * sl_kaddrs_visible(NULL, ...) (src/profile/profile.h). */
+int sl_api_conn_cap_syslog(struct MHD_Connection *c);
+
+/* Pure: 1 when a connection over a listener that already has `same` live
+ * connections of this client may stay (same < max, or exempt). */
+int sl_api_client_budget_ok(unsigned same, unsigned max, int exempt);
+
+/* I/O: the uid owning the peer socket of a loopback TCP connection fd
+ * (NETLINK_SOCK_DIAG exact lookup of the peer's 4-tuple). 0, or -errno
+ * (not loopback, not found). */
+int sl_api_tcp_peer_uid(int fd, uid_t *uid);
 
 /* Make r an error answer: status, JSON body {"error":{code, message}}. */
 void sl_api_reply_error(struct reply *r, unsigned status, const char *code, const char *msg);

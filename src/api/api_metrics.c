@@ -131,3 +131,23 @@ int sl_api_accepts_gzip(struct MHD_Connection *c)
 	MHD_get_connection_values(c, MHD_HEADER_KIND, collect_accept_encoding, &ae);
 	return sl_gz_accepted(ae.v);
 }
+
+struct sl_api_counters sl_api_counters;
+
+void sl_api_write_metrics(FILE *out)
+{
+	fprintf(out,
+		"# HELP sandlens_api_connections_closed_total API connections the agent closed: header_timeout (request headers not complete within api.header_timeout), client_limit (over api.max_client_connections)\n"
+		"# TYPE sandlens_api_connections_closed_total counter\n"
+		"sandlens_api_connections_closed_total{reason=\"header_timeout\"} %lu\n"
+		"sandlens_api_connections_closed_total{reason=\"client_limit\"} %lu\n"
+		"# HELP sandlens_api_denied_total API requests answered 403 (admin route, caller not an admin)\n"
+		"# TYPE sandlens_api_denied_total counter\n"
+		"sandlens_api_denied_total %lu\n"
+		"# HELP sandlens_api_argv_withheld_total Events sent to non-admin callers without their argv.\n"
+		"# TYPE sandlens_api_argv_withheld_total counter\n"
+		"sandlens_api_argv_withheld_total %lu\n",
+		atomic_load(&sl_api_counters.cut_header_timeout),
+		atomic_load(&sl_api_counters.cut_client_limit), atomic_load(&sl_api_counters.denied),
+		atomic_load(&sl_api_counters.argv_withheld));
+}

@@ -38,13 +38,21 @@ static void show_bytes(char *out, size_t outlen, const char *b, size_t len)
 	size_t o = 0;
 	for (size_t i = 0; i < len && o + 4 < outlen; i++) {
 		unsigned char ch = (unsigned char)b[i];
-		if (ch < 0x20 || ch == 0x7f || ch == '%')
+		if (ch < 0x20 || ch >= 0x7f || ch == '%')
 			o += (size_t)snprintf(out + o, outlen - o, "%%%02X", ch);
 		else
 			out[o++] = (char)ch;
 	}
 	if (outlen)
 		out[o < outlen ? o : outlen - 1] = '\0';
+}
+
+/* Valid UTF-8 (jansson's own validator: what a JSON body could hold). */
+static bool utf8_ok(const char *s, size_t n)
+{
+	json_t *j = json_stringn(s, n);
+	json_decref(j);
+	return j != NULL;
 }
 
 int sl_api_params_add(struct sl_api_params *ps, const char *key, size_t key_size,
@@ -57,6 +65,12 @@ int sl_api_params_add(struct sl_api_params *ps, const char *key, size_t key_size
 	int bad = memchr(key, 0, key_size) ? 1 : value && memchr(value, 0, value_size) ? 2 : 0;
 	if (bad) {
 		ps->nul = bad;
+		show_bytes(ps->nul_name, sizeof(ps->nul_name), key, key_size);
+		return -EINVAL;
+	}
+	bad = !utf8_ok(key, key_size) ? 1 : value && !utf8_ok(value, value_size) ? 2 : 0;
+	if (bad) {
+		ps->bad_utf8 = bad;
 		show_bytes(ps->nul_name, sizeof(ps->nul_name), key, key_size);
 		return -EINVAL;
 	}
@@ -77,6 +91,10 @@ int sl_api_params_check(const struct sl_api_params *ps, char *err, size_t errlen
 			    ps->nul_name);
 	if (ps->nul)
 		return fail(err, errlen, "%s: value contains a NUL byte (%%00)", ps->nul_name);
+	if (ps->bad_utf8 == 1)
+		return fail(err, errlen, "parameter '%s': name is not valid UTF-8", ps->nul_name);
+	if (ps->bad_utf8)
+		return fail(err, errlen, "%s: value is not valid UTF-8", ps->nul_name);
 	if (ps->overflow)
 		return fail(err, errlen, "more than %d query parameters", SL_API_MAX_PARAMS);
 	return 0;

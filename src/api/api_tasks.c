@@ -1,9 +1,11 @@
 /* Task routes (api_tasks.h). */
 #include "api/api_tasks.h"
 #include "api/api.h"
+#include "api/api_internal.h"
 #include "agent/agent.h"
 #include "agent/pressure_rt.h"
 #include "common/log.h"
+#include "profile/profile.h"
 #include "task/task.h"
 
 #include <errno.h>
@@ -340,7 +342,12 @@ static enum MHD_Result result(struct sl_agent *a, struct MHD_Connection *c, cons
 	size_t len = 0;
 	const char *ctype = "application/octet-stream";
 	char msg[200];
-	int rc = sl_tasks_result(a->tasks, id, fmt, &body, &len, &ctype);
+	/* kernel addresses only to a caller who could read them from
+	 * /proc/kallsyms: results go to admins only (api_auth.h); of those,
+	 * root over the socket and the token holder count as CAP_SYSLOG, an
+	 * api.admin_group member does not; the sysctls decide the rest */
+	int kaddrs = sl_kaddrs_visible(NULL, sl_api_conn_cap_syslog(c));
+	int rc = sl_tasks_result(a->tasks, id, fmt, kaddrs, &body, &len, &ctype);
 	switch (rc) {
 	case 0: break;
 	case -ENOENT: return send_error(c, 404, "NOT_FOUND", "no such task", NULL);

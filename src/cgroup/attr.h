@@ -88,6 +88,13 @@ int sl_cg_mounts_discover(const char *mountinfo_path, const char *v1_controller,
 int sl_cg_mounts_discover_ex(const char *mountinfo_path, const char *cgroups_path,
 			     const char *v1_controller, struct sl_cg_mounts *out);
 
+/* The parsing part of sl_cg_mounts_discover on mountinfo text in memory
+ * (len bytes, need not be NUL-terminated): fills v2, v1 and v1_controller
+ * only (no stat, no /proc/cgroups: ids 0, hierarchy id -1). Malformed lines
+ * are skipped. Returns 0, -EINVAL (NULL text/out) or -ENOMEM. */
+int sl_cg_mounts_parse(const char *text, size_t len, const char *v1_controller,
+		       struct sl_cg_mounts *out);
+
 struct sl_attr_cache_config {
 	size_t capacity;          /* entries, default 4096 */
 	uint64_t positive_ttl_ns; /* default 5 min */

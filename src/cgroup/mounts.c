@@ -73,15 +73,72 @@ static int hierarchy_id(const char *cgroups_path, const char *controller)
 	return id;
 }
 
+/* One mountinfo line (NUL-terminated, no newline; modified in place). */
+static void mount_line(char *line, const char *v1_controller, struct sl_cg_mounts *out)
+{
+	/* fields 1..6, then optional fields up to " - " */
+	char *save = NULL, *tok[6];
+	char *sep = strstr(line, " - ");
+	if (!sep)
+		return;
+	*sep = '\0';
+	char *tail = sep + 3;
+	int n = 0;
+	for (char *t = strtok_r(line, " ", &save); t && n < 6; t = strtok_r(NULL, " ", &save))
+		tok[n++] = t;
+	if (n < 6)
+		return;
+	char *fstype = strtok_r(tail, " ", &save);
+	char *source = fstype ? strtok_r(NULL, " ", &save) : NULL;
+	char *sopts = source ? strtok_r(NULL, " ", &save) : NULL;
+	if (!fstype || !sopts)
+		return;
+	char *mnt = tok[4];
+	unescape(mnt);
+	if (strcmp(fstype, "cgroup2") == 0) {
+		if (!out->v2[0])
+			snprintf(out->v2, sizeof(out->v2), "%s", mnt);
+	} else if (strcmp(fstype, "cgroup") == 0 && v1_controller && *v1_controller &&
+		   !out->v1[0] && has_word(sopts, v1_controller)) {
+		snprintf(out->v1, sizeof(out->v1), "%s", mnt);
+	}
+}
+
+static void mounts_init(const char *v1_controller, struct sl_cg_mounts *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->v1_hierarchy_id = -1;
+	if (v1_controller)
+		snprintf(out->v1_controller, sizeof(out->v1_controller), "%s", v1_controller);
+}
+
+int sl_cg_mounts_parse(const char *text, size_t len, const char *v1_controller,
+		       struct sl_cg_mounts *out)
+{
+	if (!text || !out)
+		return -EINVAL;
+	mounts_init(v1_controller, out);
+	char *line = malloc(len + 1);
+	if (!line)
+		return -ENOMEM;
+	for (size_t off = 0; off < len;) {
+		const char *nl = memchr(text + off, '\n', len - off);
+		size_t l = nl ? (size_t)(nl - (text + off)) : len - off;
+		memcpy(line, text + off, l);
+		line[l] = '\0';
+		mount_line(line, v1_controller, out);
+		off += l + 1;
+	}
+	free(line);
+	return 0;
+}
+
 int sl_cg_mounts_discover_ex(const char *mountinfo_path, const char *cgroups_path,
 			     const char *v1_controller, struct sl_cg_mounts *out)
 {
 	if (!mountinfo_path || !out)
 		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	out->v1_hierarchy_id = -1;
-	if (v1_controller)
-		snprintf(out->v1_controller, sizeof(out->v1_controller), "%s", v1_controller);
+	mounts_init(v1_controller, out);
 
 	FILE *f = fopen(mountinfo_path, "re");
 	if (!f)
@@ -90,32 +147,7 @@ int sl_cg_mounts_discover_ex(const char *mountinfo_path, const char *cgroups_pat
 	size_t cap = 0;
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = '\0';
-		/* fields 1..6, then optional fields up to " - " */
-		char *save = NULL, *tok[6];
-		char *sep = strstr(line, " - ");
-		if (!sep)
-			continue;
-		*sep = '\0';
-		char *tail = sep + 3;
-		int n = 0;
-		for (char *t = strtok_r(line, " ", &save); t && n < 6; t = strtok_r(NULL, " ", &save))
-			tok[n++] = t;
-		if (n < 6)
-			continue;
-		char *fstype = strtok_r(tail, " ", &save);
-		char *source = fstype ? strtok_r(NULL, " ", &save) : NULL;
-		char *sopts = source ? strtok_r(NULL, " ", &save) : NULL;
-		if (!fstype || !sopts)
-			continue;
-		char *mnt = tok[4];
-		unescape(mnt);
-		if (strcmp(fstype, "cgroup2") == 0) {
-			if (!out->v2[0])
-				snprintf(out->v2, sizeof(out->v2), "%s", mnt);
-		} else if (strcmp(fstype, "cgroup") == 0 && v1_controller && *v1_controller &&
-			   !out->v1[0] && has_word(sopts, v1_controller)) {
-			snprintf(out->v1, sizeof(out->v1), "%s", mnt);
-		}
+		mount_line(line, v1_controller, out);
 	}
 	free(line);
 	fclose(f);

@@ -105,6 +105,39 @@ static void add(struct sl_runc_index *ix, const char *dir, const char *id)
 	HASH_ADD_KEYPTR(hh, ix->map, e->dir, strlen(e->dir), e);
 }
 
+/* Index one parsed state: "id" and every string of "cgroup_paths". */
+static int add_state_json(struct sl_runc_index *ix, json_t *st)
+{
+	const char *id = json_string_value(json_object_get(st, "id"));
+	json_t *paths = json_object_get(st, "cgroup_paths");
+	const char *k;
+	json_t *v;
+	if (!id || !json_is_object(paths)) {
+		ix->errors++;
+		return -EINVAL;
+	}
+	json_object_foreach(paths, k, v) {
+		if (json_is_string(v))
+			add(ix, json_string_value(v), id);
+	}
+	return 0;
+}
+
+int sl_runc_index_add_state(struct sl_runc_index *ix, const char *buf, size_t len)
+{
+	if (!ix || !buf)
+		return -EINVAL;
+	json_error_t jerr;
+	json_t *st = json_loadb(buf, len, 0, &jerr);
+	if (!st) {
+		ix->errors++;
+		return -EINVAL;
+	}
+	int rc = add_state_json(ix, st);
+	json_decref(st);
+	return rc;
+}
+
 static void load_state(struct sl_runc_index *ix, const char *name)
 {
 	char path[600];
@@ -119,18 +152,7 @@ static void load_state(struct sl_runc_index *ix, const char *name)
 			ix->errors++;
 		return;
 	}
-	const char *id = json_string_value(json_object_get(st, "id"));
-	json_t *paths = json_object_get(st, "cgroup_paths");
-	const char *k;
-	json_t *v;
-	if (id && json_is_object(paths)) {
-		json_object_foreach(paths, k, v) {
-			if (json_is_string(v))
-				add(ix, json_string_value(v), id);
-		}
-	} else {
-		ix->errors++;
-	}
+	add_state_json(ix, st);
 	json_decref(st);
 }
 

@@ -37,6 +37,13 @@ void sl_runc_index_free(struct sl_runc_index *ix);
  * state files are skipped (counted in sl_runc_index_errors). */
 int sl_runc_index_lookup(struct sl_runc_index *ix, const char *dir, char *id, size_t idlen);
 
+/* Index one state.json given as text (len bytes, need not be NUL-
+ * terminated), as a rebuild does for each file: the directories of its
+ * "cgroup_paths" map to its "id". Used by the fuzzer and tests; entries
+ * stay until the next rebuild. Returns 0, or -EINVAL when the text is not
+ * JSON or lacks "id"/"cgroup_paths" (counted in sl_runc_index_errors). */
+int sl_runc_index_add_state(struct sl_runc_index *ix, const char *buf, size_t len);
+
 /* State files that could not be read or parsed, over the index's life. */
 uint64_t sl_runc_index_errors(const struct sl_runc_index *ix);
 /* For tests: the grace of deleted containers (ns; default

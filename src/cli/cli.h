@@ -23,12 +23,32 @@ enum { CLI_OK = 0, CLI_ERR = 1, CLI_USAGE = 2 };
  * cli_http_error and the cli_get_* helpers print (to stderr). */
 
 #define CLI_DEFAULT_API "http://127.0.0.1:9753"
+/* The agent's default unix socket and token file (api.unix_socket,
+ * api.token_file): used when nothing else is given and accessible. */
+#define CLI_DEFAULT_SOCKET "/run/sandlens/api.sock"
+#define CLI_DEFAULT_TOKEN_FILE "/run/sandlens/api.token"
 
 struct cli_conn {
 	const char *base;   /* "http://127.0.0.1:9753" (no trailing '/') */
 	const char *socket; /* unix socket path, or NULL for TCP */
 	void *curl;         /* CURL easy handle, reused (keep-alive) */
+	char auth[320];     /* "Authorization: Bearer <token>" or "" (cli_http_init) */
 };
+
+/* --token-file PATH (main.c, before any command runs); NULL when not given. */
+extern const char *cli_token_file;
+
+/* Removes the global option --token-file PATH / --token-file=PATH from
+ * argv (anywhere; *argc updated) into cli_token_file. Returns 0, or -1 when
+ * it lacks its PATH. */
+int cli_take_token_option(int *argc, char **argv);
+
+/* Reads a bearer token from path: opened O_NOFOLLOW|O_NONBLOCK, a regular
+ * file of at most 258 bytes, surrounding whitespace dropped, 16..256
+ * printable bytes. Returns its length with the token in tok (NUL-terminated,
+ * size > 256), or -errno (-EACCES when not readable by us, -EINVAL when
+ * malformed). */
+int cli_read_token(const char *path, char *tok, size_t size);
 
 struct cli_resp {
 	long status;       /* HTTP status, 0 on transport error (see cli_http_stream) */
@@ -44,14 +64,21 @@ struct cli_resp {
 #define CLI_HTTP_STOPPED (-2)
 
 /* The API address: *api and *socket from the options, else $SANDLENS_API
- * and $SANDLENS_SOCKET, else CLI_DEFAULT_API (*api is left pointing at the
- * URL used, for messages). base gets the URL without trailing '/'. Returns
- * 0; -1 when that is empty or does not fit in size; -2 when *api has no
- * "://" (not a URL). Prints nothing. */
+ * and $SANDLENS_SOCKET; when none of the four is given, CLI_DEFAULT_SOCKET
+ * if it exists and we may connect to it (read+write access), else
+ * CLI_DEFAULT_API over TCP (*api is left pointing at the URL used, for
+ * messages; over a socket the URL only names the Host). base gets the URL
+ * without trailing '/'. Returns 0; -1 when that is empty or does not fit in
+ * size; -2 when *api has no "://" (not a URL). Prints nothing. */
 int cli_api_resolve(const char **api, const char **socket, char *base, size_t size);
 
 /* curl_global_init + one easy handle; base and socket (NULL or "" for TCP)
- * are kept by reference. Returns 0, or -1 when libcurl fails. */
+ * are kept by reference. The bearer token sent with every request comes
+ * from cli_token_file, else $SANDLENS_TOKEN_FILE, else
+ * CLI_DEFAULT_TOKEN_FILE, when that file is readable by us (a file we
+ * cannot read just means no token: reader access). Returns 0; -1 when
+ * libcurl fails; -2 when the file named by --token-file cannot be used
+ * (message printed). */
 int cli_http_init(struct cli_conn *c, const char *base, const char *socket);
 void cli_http_close(struct cli_conn *c);
 

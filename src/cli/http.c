@@ -3,12 +3,84 @@
 #include "cli/cli.h"
 
 #include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+const char *cli_token_file;
+
+int cli_take_token_option(int *argc, char **argv)
+{
+	int o = 1;
+	for (int i = 1; i < *argc; i++) {
+		if (!strcmp(argv[i], "--token-file")) {
+			if (i + 1 >= *argc)
+				return -1;
+			cli_token_file = argv[++i];
+		} else if (!strncmp(argv[i], "--token-file=", 13)) {
+			cli_token_file = argv[i] + 13;
+		} else {
+			argv[o++] = argv[i];
+		}
+	}
+	argv[o] = NULL;
+	*argc = o;
+	return 0;
+}
+
+int cli_read_token(const char *path, char *tok, size_t size)
+{
+	char buf[260];
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 258) {
+		close(fd);
+		return -EINVAL;
+	}
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	size_t b = 0, e = (size_t)n;
+	while (b < e && strchr(" \t\r\n", buf[b]))
+		b++;
+	while (e > b && strchr(" \t\r\n", buf[e - 1]))
+		e--;
+	if (e - b < 16 || e - b > 256 || e - b >= size)
+		return -EINVAL;
+	for (size_t i = b; i < e; i++)
+		if ((unsigned char)buf[i] <= 0x20 || (unsigned char)buf[i] >= 0x7f)
+			return -EINVAL;
+	memcpy(tok, buf + b, e - b);
+	tok[e - b] = 0;
+	memset(buf, 0, sizeof(buf));
+	return (int)(e - b);
+}
 
 int cli_http_init(struct cli_conn *c, const char *base, const char *socket)
 {
 	memset(c, 0, sizeof(*c));
+	const char *tf = cli_token_file ? cli_token_file : getenv("SANDLENS_TOKEN_FILE");
+	if (!tf || !*tf)
+		tf = CLI_DEFAULT_TOKEN_FILE;
+	char tok[260];
+	int tl = cli_read_token(tf, tok, sizeof(tok));
+	if (tl > 0) {
+		snprintf(c->auth, sizeof(c->auth), "Authorization: Bearer %s", tok);
+		memset(tok, 0, sizeof(tok));
+	} else if (cli_token_file) {
+		fprintf(stderr, "sandlens: --token-file %s: %s\n", cli_token_file,
+			tl == -EINVAL ? "not a regular file holding one token of 16..256 printable characters"
+				      : strerror(-tl));
+		return -2;
+	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return -1;
 	c->base = base;
@@ -25,12 +97,31 @@ void cli_http_close(struct cli_conn *c)
 	curl_global_cleanup();
 }
 
+/* 1 when an agent accepts connections on the unix socket at path (a stale
+ * socket left by a killed agent refuses them: then TCP is used instead). */
+static int socket_answers(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return 0;
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	int ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return ok;
+}
+
 int cli_api_resolve(const char **api, const char **socket, char *base, size_t size)
 {
 	if (!*api)
 		*api = getenv("SANDLENS_API");
 	if (!*socket)
 		*socket = getenv("SANDLENS_SOCKET");
+	if ((!*api || !**api) && (!*socket || !**socket) && access(CLI_DEFAULT_SOCKET, R_OK | W_OK) == 0 &&
+	    socket_answers(CLI_DEFAULT_SOCKET))
+		*socket = CLI_DEFAULT_SOCKET; /* the agent's default socket, when we may use it */
 	if (!*api || !**api)
 		*api = CLI_DEFAULT_API;
 	size_t bl = strlen(*api);
@@ -137,13 +228,16 @@ static int perform(struct cli_conn *c, const char *method, const char *path, con
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "sandlens-cli");
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	if (c->auth[0])
+		hdrs = curl_slist_append(hdrs, c->auth);
 	if (body) {
-		hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
 		hdrs = curl_slist_append(hdrs, "Expect:");
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
 		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
 	}
+	if (hdrs)
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
 	if (x->stop) {

@@ -1,6 +1,6 @@
 /* sandlens: command-line client of sandlensd's local API (docs/CLI.md).
  *
- *   sandlens [--api URL | --socket PATH] events [filters] [--follow] [--json]
+ *   sandlens [--api URL | --socket PATH] [--token-file F] events [filters] [--follow] [--json]
  *   sandlens [--api URL | --socket PATH] containers [--json]
  *   sandlens [--api URL | --socket PATH] status [--json]
  *   sandlens [--api URL | --socket PATH] stats [ID] [--json]
@@ -57,9 +57,11 @@ static void usage(FILE *out)
 		"  syscall-errors  failed system calls of a container by (syscall, errno)\n"
 		"              (sandlens profile --help for their options)\n"
 		"\n"
-		"connection (default " CLI_DEFAULT_API "):\n"
+		"connection (default: unix:" CLI_DEFAULT_SOCKET " when accessible, else " CLI_DEFAULT_API "):\n"
 		"  --api URL        API base URL (env SANDLENS_API)\n"
 		"  --socket PATH    talk HTTP over this unix socket (env SANDLENS_SOCKET)\n"
+		"  --token-file F   send the admin bearer token read from F (env SANDLENS_TOKEN_FILE;\n"
+		"                   default " CLI_DEFAULT_TOKEN_FILE " when readable)\n"
 		"\n"
 		"events options:\n"
 		"  --type T         exec|exit|signal|oom|sched_delay\n"
@@ -287,6 +289,21 @@ int main(int argc, char **argv)
 	};
 	struct opts o = {0};
 	int ch, trc;
+
+	/* --token-file is global: taken out before any command parses argv */
+	if (cli_take_token_option(&argc, argv))
+		return usage_error("%s", "--token-file needs a PATH");
+	if (cli_token_file) {
+		char tok[260];
+		int tl = cli_read_token(cli_token_file, tok, sizeof(tok));
+		memset(tok, 0, sizeof(tok));
+		if (tl < 0) {
+			fprintf(stderr, "sandlens: --token-file %s: %s\n", cli_token_file,
+				tl == -EINVAL ? "not a regular file holding one token of 16..256 printable characters"
+					      : strerror(-tl));
+			return CLI_USAGE;
+		}
+	}
 
 	/* profile, tasks, syscall-errors parse their own options (src/cli/tasks.c) */
 	if (cli_task_dispatch(argc, argv, &trc))

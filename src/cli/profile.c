@@ -5,9 +5,11 @@
 #include "profile/profile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 static const char *fmt_name(int f)
@@ -37,27 +39,75 @@ static void progress(json_t *rec, void *ctx)
 												  : "samples");
 }
 
-/* Write len bytes to path atomically (temp file + rename). */
+/* Mode of the file `sandlens profile -o` writes (docs/CLI.md): a profile
+ * shows the stacks of the profiled processes, which the API serves to root
+ * only, so the file is private to the user who asked for it. */
+#define OUTPUT_MODE 0600
+#define TMP_TRIES 64
+
+/* Write len bytes to path atomically, safe in a directory others can write
+ * to (/tmp): the temporary file is created in path's directory under an
+ * unpredictable name with O_CREAT|O_EXCL|O_NOFOLLOW (a planted file or
+ * symlink is never opened, let alone truncated), mode OUTPUT_MODE, written,
+ * fsync'ed, then renameat() onto path (which replaces a symlink at path,
+ * never its target) and the directory fsync'ed. 0 or -errno. */
 static int write_file(const char *path, const char *buf, size_t len)
 {
-	char tmp[4200];
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp))
+	char dir[4096], base[256], tmp[300];
+	const char *slash = strrchr(path, '/');
+	size_t dl = slash ? (size_t)(slash - path) : 0;
+	if (dl >= sizeof(dir) || strlen(slash ? slash + 1 : path) >= sizeof(base) - 32)
 		return -ENAMETOOLONG;
-	FILE *f = fopen(tmp, "wb");
-	if (!f)
+	snprintf(dir, sizeof(dir), "%.*s", (int)dl, path);
+	if (slash && !dl)
+		snprintf(dir, sizeof(dir), "/");
+	snprintf(base, sizeof(base), "%s", slash ? slash + 1 : path);
+	if (!base[0] || !strcmp(base, ".") || !strcmp(base, ".."))
+		return -EISDIR;
+	int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
 		return -errno;
-	size_t w = fwrite(buf, 1, len, f);
-	if (fclose(f) != 0 || w != len) {
-		int e = errno ? errno : EIO;
-		unlink(tmp);
-		return -e;
+	int fd = -1;
+	for (int i = 0; i < TMP_TRIES && fd < 0; i++) {
+		unsigned char r[8];
+		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+			int e = errno ? errno : EIO;
+			close(dfd);
+			return -e;
+		}
+		snprintf(tmp, sizeof(tmp), ".%s.%02x%02x%02x%02x%02x%02x%02x%02x.tmp", base, r[0], r[1], r[2],
+			 r[3], r[4], r[5], r[6], r[7]);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, OUTPUT_MODE);
+		if (fd < 0 && errno != EEXIST) {
+			int e = errno;
+			close(dfd);
+			return -e;
+		}
 	}
-	if (rename(tmp, path)) {
-		int e = errno;
-		unlink(tmp);
-		return -e;
+	if (fd < 0) {
+		close(dfd);
+		return -EEXIST;
 	}
-	return 0;
+	int e = 0;
+	for (size_t off = 0; off < len && !e;) {
+		ssize_t w = write(fd, buf + off, len - off);
+		if (w < 0 && errno != EINTR)
+			e = errno;
+		else if (w > 0)
+			off += (size_t)w;
+	}
+	if (!e && fsync(fd))
+		e = errno;
+	if (close(fd) && !e)
+		e = errno;
+	if (!e && renameat(dfd, tmp, dfd, base))
+		e = errno;
+	if (e)
+		unlinkat(dfd, tmp, 0);
+	else
+		fsync(dfd); /* the rename itself durable; a failure here loses nothing written */
+	close(dfd);
+	return -e;
 }
 
 int cli_profile_main(struct cli_conn *c, int argc, char **argv, volatile sig_atomic_t *stop)

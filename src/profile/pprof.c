@@ -5,7 +5,8 @@
  * Addresses: a user Location's address is the frame's FILE OFFSET in its
  * module and the module's Mapping is [0, max offset + 1) at file offset 0,
  * so one location stands for one instruction of one binary in every
- * process. Kernel locations carry the kernel address. Every Mapping has
+ * process. Kernel locations carry the kernel address, or 0 when the caller
+ * may not see kernel addresses (kaddrs_visible, profile.h). Every Mapping has
  * has_functions set: unresolved frames carry a "module+0xoffset" function,
  * so readers never try to re-symbolize. */
 #include "profile/profile_internal.h"
@@ -150,7 +151,7 @@ static int gzip_write(const uint8_t *buf, size_t len, FILE *out)
 	return rc;
 }
 
-int sl_profile_write_pprof(const struct sl_profile *p, FILE *out)
+int sl_profile_write_pprof(const struct sl_profile *p, int kaddrs_visible, FILE *out)
 {
 	struct builder b = { 0 };
 	PProfile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
@@ -217,6 +218,8 @@ int sl_profile_write_pprof(const struct sl_profile *p, FILE *out)
 						     !(f->flags & SL_FRAME_KERNEL)
 					     ? f->address
 					     : f->module_offset;
+			if ((f->flags & SL_FRAME_KERNEL) && !kaddrs_visible)
+				L->address = 0; /* KASLR: sl_kaddrs_visible */
 			if (f->module && !(f->flags & SL_FRAME_PSEUDO)) {
 				snprintf(key, sizeof(key), "%s|%s", f->module, f->build_id ? f->build_id : "");
 				uint64_t mid = kv_id(&b, &b.maps, key, nmap + 1, &isnew);

@@ -168,7 +168,10 @@ void sl_symbolizer_free(struct sl_symbolizer *s);
  * and memfd files work) and the JIT map /tmp/perf-<nspid>.map (inside the
  * process's root), so that stacks of pid can be symbolized after it exits.
  * Call it when a sampler first sees a pid. Calling again refreshes the
- * snapshot (after dlopen / exec). Returns 0, -ESRCH when the process is
+ * snapshot (after dlopen / exec). Files are opened non-blocking, regular
+ * files only, size-bounded, inside the process's root (docs/PROFILING.md
+ * "Files from other users"); no lock another task needs is held while they
+ * are read. Returns 0, -ESRCH when the process is
  * gone, -EACCES/-EPERM when its maps cannot be read, -ENOMEM. */
 int sl_symbolizer_cache_pid(struct sl_symbolizer *s, int pid);
 /* Drop the snapshot of pid (its ELF modules stay in the per-build-id cache). */
@@ -218,16 +221,36 @@ enum sl_prof_value {
 	SL_VALUE_US = 3,
 };
 
-/* Write p in format fmt (defaults for every option) to out. Returns 0, or
- * -EINVAL (bad fmt), -EIO (write error), -ENOMEM. */
-int sl_profile_write(const struct sl_profile *p, int fmt, FILE *out);
+/* Kernel addresses (KASLR) in results. Only the pprof format carries raw
+ * addresses (Location.address, Mapping ranges); the others carry names. A
+ * result is rendered with kaddrs_visible = 0 (kernel addresses zeroed)
+ * unless the caller it goes to could read them from /proc/kallsyms itself
+ * (sl_kaddrs_visible). */
+
+/* Whether kernel addresses may be shown to a caller, under the current
+ * kernel.kptr_restrict, read now from <sysctl_dir>/kptr_restrict (NULL:
+ * "/proc/sys/kernel"; tests give a fake directory), as the kernel decides
+ * for /proc/kallsyms (kallsyms_show_value): 0 visible to a caller with
+ * CAP_SYSLOG, and to every caller when kernel.perf_event_paranoid
+ * (<sysctl_dir>/perf_event_paranoid) is <= 1; 1 visible to a caller with
+ * CAP_SYSLOG only; 2 (or any other value, or an unreadable file) never.
+ * caller_cap_syslog: the caller has CAP_SYSLOG (root). Returns 1 or 0. */
+int sl_kaddrs_visible(const char *sysctl_dir, int caller_cap_syslog);
+
+/* Write p in format fmt (defaults for every option) to out; kaddrs_visible
+ * as for sl_profile_write_pprof. Returns 0, or -EINVAL (bad fmt), -EIO
+ * (write error), -ENOMEM. */
+int sl_profile_write(const struct sl_profile *p, int fmt, int kaddrs_visible, FILE *out);
 
 /* pprof: gzip'd profile.proto. sample_type = [samples/count,
  * cpu/nanoseconds] (on-CPU) or [samples/count, off_cpu/nanoseconds]
  * (off-CPU); period_type cpu/nanoseconds with period = period_ns (on-CPU).
  * Functions, locations and mappings are deduplicated; labels: pid, tid,
- * comm, container_id, off_cpu_state. Returns 0 / -EIO / -ENOMEM. */
-int sl_profile_write_pprof(const struct sl_profile *p, FILE *out);
+ * comm, container_id, off_cpu_state. kaddrs_visible 0: kernel locations
+ * get address 0 (and the kernel mapping [0, 1)), so no kernel address is in
+ * the output; 1: the kernel addresses (sl_kaddrs_visible decides).
+ * Returns 0 / -EIO / -ENOMEM. */
+int sl_profile_write_pprof(const struct sl_profile *p, int kaddrs_visible, FILE *out);
 
 /* Folded stacks: one line per distinct stack, root first, frames joined by
  * ';', a space, the value (enum sl_prof_value). The root frame is the comm;

@@ -138,10 +138,10 @@ const char *sl_prof_format_mime(int fmt)
 	}
 }
 
-int sl_profile_write(const struct sl_profile *p, int fmt, FILE *out)
+int sl_profile_write(const struct sl_profile *p, int fmt, int kaddrs_visible, FILE *out)
 {
 	switch (fmt) {
-	case SL_FMT_PPROF: return sl_profile_write_pprof(p, out);
+	case SL_FMT_PPROF: return sl_profile_write_pprof(p, kaddrs_visible, out);
 	case SL_FMT_FOLDED: return sl_profile_write_folded(p, SL_VALUE_DEFAULT, out);
 	case SL_FMT_SVG: return sl_profile_write_svg(p, NULL, out);
 	case SL_FMT_JSON: return sl_profile_write_json(p, out);

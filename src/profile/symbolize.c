@@ -1,6 +1,13 @@
 /* The symbolizer (PROF-3): process snapshots, the per-build-id module
  * cache, kernel symbols, and turning raw stacks into a struct sl_profile.
- * docs/PROFILING.md "Symbolization" describes the rules. */
+ * docs/PROFILING.md "Symbolization" describes the rules.
+ *
+ * Locking: one mutex (mu) is shared by every task's runner. It guards the
+ * caches only (procs, mods, vdso, ks, counters) and is never held across
+ * file I/O: snapshots, ELF and debug files, perf maps and kallsyms are read
+ * with mu released (files others control through sl_sym_open, sym_open.c),
+ * then inserted under it. A process snapshot that sl_symbolize is using is
+ * pinned (pins): eviction and replacement leave it alive until unpinned. */
 #include "profile/profile_internal.h"
 #include "profile/symbolize_proc.h"
 
@@ -36,13 +43,14 @@ struct pmap {
 struct proc {
 	UT_hash_handle hh;
 	int pid;
+	int pins;            /* (mu) sl_symbolize calls using it */
+	int dead;            /* (mu) out of the hash; freed at the last unpin */
 	uint64_t starttime;  /* /proc/<pid>/stat field 22, clock ticks */
 	struct pmap *maps;
 	size_t n;
 	struct sl_jit_sym *jit;
 	size_t njit;
 	uint64_t last_use;
-	uint64_t refreshed_gen; /* sl_symbolize generation of the last refresh */
 };
 
 struct sl_symbolizer {
@@ -60,56 +68,11 @@ struct sl_symbolizer {
 	int vdso_tried;
 	struct sl_ksyms ks;
 	int ks_state; /* see sl_sym_stats.kallsyms_state */
-	uint64_t tick, gen;
+	uint64_t tick;
 	struct sl_sym_stats st;
 };
 
 /* ---- helpers ---- */
-
-int sl_read_small_file(const char *path, size_t max, char **buf, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	size_t cap = 65536, n = 0;
-	char *b = malloc(cap + 1);
-	if (!b) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		if (n == cap) {
-			if (cap >= max)
-				break;
-			size_t nc = cap * 2 > max ? max : cap * 2;
-			char *nb = realloc(b, nc + 1);
-			if (!nb) {
-				free(b);
-				close(fd);
-				return -ENOMEM;
-			}
-			b = nb;
-			cap = nc;
-		}
-		ssize_t r = read(fd, b + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = -errno;
-			free(b);
-			close(fd);
-			return e;
-		}
-		if (!r)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	b[n] = 0;
-	*buf = b;
-	*len = n;
-	return 0;
-}
 
 static void module_put(struct sl_symbolizer *s, struct module *m)
 {
@@ -165,9 +128,12 @@ static int file_crc_ok(int fd, uint32_t want)
 	return r == 0 && (uint32_t)crc == want;
 }
 
-static int try_debug_file(const char *path, struct sl_elf_info *main, uint32_t crc, int check_crc)
+/* path inside root ("" = the host); sl_sym_open rules, at most
+ * SL_SYM_ELF_MAX bytes (so the CRC pass is bounded too). */
+static int try_debug_file(const char *root, const char *path, struct sl_elf_info *main, uint32_t crc,
+			  int check_crc)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = sl_sym_open(root, path, 0, SL_SYM_ELF_MAX, NULL);
 	if (fd < 0)
 		return -1;
 	if (check_crc && !file_crc_ok(fd, crc)) {
@@ -192,8 +158,8 @@ static int try_debug_file(const char *path, struct sl_elf_info *main, uint32_t c
 }
 
 /* root: "" for the host, "/proc/<pid>/root" for the process's view. path:
- * the module's path inside that root. */
-static void find_debuginfo(struct sl_symbolizer *s, struct sl_elf_info *e, const char *root,
+ * the module's path inside that root. No lock held (file I/O). */
+static void find_debuginfo(const struct sl_symbolizer *s, struct sl_elf_info *e, const char *root,
 			   const char *path)
 {
 	char p[1024];
@@ -202,22 +168,22 @@ static void find_debuginfo(struct sl_symbolizer *s, struct sl_elf_info *e, const
 		if (r == 1 && (!root || !*root))
 			break;
 		if (e->build_id[0] && strlen(e->build_id) > 2) {
-			snprintf(p, sizeof(p), "%s%s/.build-id/%.2s/%s.debug", roots[r], s->debug_root,
-				 e->build_id, e->build_id + 2);
-			if (!try_debug_file(p, e, 0, 0))
+			snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s.debug", s->debug_root, e->build_id,
+				 e->build_id + 2);
+			if (!try_debug_file(roots[r], p, e, 0, 0))
 				return;
 		}
 		if (e->debuglink[0] && path && path[0] == '/') {
 			const char *slash = strrchr(path, '/');
 			int dl = (int)(slash - path);
-			snprintf(p, sizeof(p), "%s%.*s/%s", roots[r], dl, path, e->debuglink);
-			if (strcmp(p + strlen(roots[r]), path) && !try_debug_file(p, e, e->debuglink_crc, 1))
+			snprintf(p, sizeof(p), "%.*s/%s", dl, path, e->debuglink);
+			if (strcmp(p, path) && !try_debug_file(roots[r], p, e, e->debuglink_crc, 1))
 				return;
-			snprintf(p, sizeof(p), "%s%.*s/.debug/%s", roots[r], dl, path, e->debuglink);
-			if (!try_debug_file(p, e, e->debuglink_crc, 1))
+			snprintf(p, sizeof(p), "%.*s/.debug/%s", dl, path, e->debuglink);
+			if (!try_debug_file(roots[r], p, e, e->debuglink_crc, 1))
 				return;
-			snprintf(p, sizeof(p), "%s%s%.*s/%s", roots[r], s->debug_root, dl, path, e->debuglink);
-			if (!try_debug_file(p, e, e->debuglink_crc, 1))
+			snprintf(p, sizeof(p), "%s%.*s/%s", s->debug_root, dl, path, e->debuglink);
+			if (!try_debug_file(roots[r], p, e, e->debuglink_crc, 1))
 				return;
 		}
 	}
@@ -225,64 +191,89 @@ static void find_debuginfo(struct sl_symbolizer *s, struct sl_elf_info *e, const
 
 /* ---- modules ---- */
 
-static struct module *module_get(struct sl_symbolizer *s, int pid, const struct sl_map_entry *me,
-				 const char *clean_path)
+static void module_key(char *key, size_t len, const struct sl_map_entry *me, const char *clean_path)
 {
-	char key[1200];
-	snprintf(key, sizeof(key), "%x:%x:%" PRIu64 ":%s", me->dev_major, me->dev_minor, me->inode,
-		 clean_path);
-	struct module *m;
-	HASH_FIND_STR(s->mods, key, m);
-	if (m) {
-		m->refs++;
-		m->last_use = ++s->tick;
-		return m;
-	}
-	m = calloc(1, sizeof(*m));
+	snprintf(key, len, "%x:%x:%" PRIu64 ":%s", me->dev_major, me->dev_minor, me->inode, clean_path);
+}
+
+/* Open and index the ELF file of mapping me of pid (no lock held: file
+ * I/O). Always returns a module (ok = 0 when unreadable), NULL on ENOMEM. */
+static struct module *module_load(const struct sl_symbolizer *s, int pid, const struct sl_map_entry *me,
+				  const char *clean_path, const char *key)
+{
+	struct module *m = calloc(1, sizeof(*m));
 	if (!m || !(m->key = strdup(key))) {
 		free(m);
 		return NULL;
 	}
-	char p[1200];
-	int fd = -1;
+	char p[1200], root[300];
+	snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, pid);
+	/* map_files/ entries are magic links to the mapped file itself */
 	snprintf(p, sizeof(p), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, s->proc_root, pid, me->start, me->end);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && me->cls == SL_MAP_FILE) {
-		snprintf(p, sizeof(p), "%s/%d/root%s", s->proc_root, pid, clean_path);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-	}
+	int fd = sl_sym_open(NULL, p, 0, SL_SYM_ELF_MAX, NULL);
+	if (fd < 0 && me->cls == SL_MAP_FILE)
+		fd = sl_sym_open(root, clean_path, SL_SYM_NOFOLLOW, SL_SYM_ELF_MAX, NULL);
 	if (fd >= 0) {
-		struct stat st;
-		if (!fstat(fd, &st) && S_ISREG(st.st_mode) && !sl_elf_read_fd(fd, &m->elf))
+		if (!sl_elf_read_fd(fd, &m->elf))
 			m->ok = 1;
 		close(fd);
 	}
-	if (!m->ok)
-		s->st.elf_errors++;
-	else if (!s->no_debuginfo && (!m->elf.has_symtab || !m->elf.nsyms) && me->cls == SL_MAP_FILE) {
-		char root[300];
-		snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, pid);
+	if (m->ok && !s->no_debuginfo && (!m->elf.has_symtab || !m->elf.nsyms) && me->cls == SL_MAP_FILE)
 		find_debuginfo(s, &m->elf, root, clean_path);
-	}
-	m->refs = 1;
-	m->last_use = ++s->tick;
-	HASH_ADD_KEYPTR(hh, s->mods, m->key, strlen(m->key), m);
-	s->nmods++;
-	evict_modules(s);
 	return m;
 }
 
-static struct module *vdso_module(struct sl_symbolizer *s)
+/* The module of mapping me, referenced (refs++): from the cache, else
+ * loaded with mu released and inserted. Called without mu. */
+static struct module *module_get(struct sl_symbolizer *s, int pid, const struct sl_map_entry *me,
+				 const char *clean_path)
 {
-	if (s->vdso_tried)
-		return s->vdso;
-	s->vdso_tried = 1;
+	char key[1200];
+	module_key(key, sizeof(key), me, clean_path);
+	struct module *m;
+	pthread_mutex_lock(&s->mu);
+	HASH_FIND_STR(s->mods, key, m);
+	if (m) {
+		m->refs++;
+		m->last_use = ++s->tick;
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (m)
+		return m;
+	struct module *nm = module_load(s, pid, me, clean_path, key);
+	if (!nm)
+		return NULL;
+	pthread_mutex_lock(&s->mu);
+	HASH_FIND_STR(s->mods, key, m);
+	if (m) { /* another task loaded it meanwhile */
+		m->refs++;
+		m->last_use = ++s->tick;
+	} else {
+		m = nm;
+		nm = NULL;
+		if (!m->ok)
+			s->st.elf_errors++;
+		m->refs = 1;
+		m->last_use = ++s->tick;
+		HASH_ADD_KEYPTR(hh, s->mods, m->key, strlen(m->key), m);
+		s->nmods++;
+		evict_modules(s);
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (nm)
+		module_free(nm);
+	return m;
+}
+
+/* This process's vdso as a module, or NULL. */
+static struct module *vdso_read(void)
+{
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
 	if (!base)
 		return NULL;
 	char *buf;
 	size_t len;
-	if (sl_read_small_file("/proc/self/maps", 64u << 20, &buf, &len))
+	if (sl_read_small_file("/proc/self/maps", SL_SYM_PROCFILE_MAX, &buf, &len))
 		return NULL;
 	struct sl_map_entry *v;
 	size_t n;
@@ -304,8 +295,28 @@ static struct module *vdso_module(struct sl_symbolizer *s)
 		return NULL;
 	}
 	m->ok = 1;
-	s->vdso = m;
 	return m;
+}
+
+/* This process's vdso (the same in every process), read once: called
+ * without mu, installs s->vdso under it. */
+static void vdso_load(struct sl_symbolizer *s)
+{
+	pthread_mutex_lock(&s->mu);
+	int tried = s->vdso_tried;
+	pthread_mutex_unlock(&s->mu);
+	if (tried)
+		return;
+	struct module *m = vdso_read();
+	pthread_mutex_lock(&s->mu);
+	if (!s->vdso_tried) {
+		s->vdso_tried = 1;
+		s->vdso = m;
+		m = NULL;
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (m)
+		module_free(m);
 }
 
 /* ---- process snapshots ---- */
@@ -443,15 +454,46 @@ const struct sl_jit_sym *sl_perfmap_lookup(const struct sl_jit_sym *v, size_t n,
 	return addr - j->start < j->size ? j : NULL;
 }
 
+/* Owner of process pid (its /proc/<pid> directory: the effective uid, or
+ * root for a non-dumpable process); (uid_t)-1 when unknown. */
+static uid_t proc_uid(const struct sl_symbolizer *s, int pid)
+{
+	char p[300];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%d", s->proc_root, pid);
+	return stat(p, &st) ? (uid_t)-1 : st.st_uid;
+}
+
+/* Read one perf map candidate (sl_sym_open rules, no symlink as the last
+ * component, at most SL_SYM_PERFMAP_MAX bytes, owned by root or by the
+ * process's user: anyone else could plant one in /tmp). 0 or -errno. */
+static int read_perfmap(const char *root, const char *path, uid_t owner, char **buf, size_t *len)
+{
+	struct stat st;
+	int fd = sl_sym_open(root, path, SL_SYM_NOFOLLOW, SL_SYM_PERFMAP_MAX, &st);
+	if (fd < 0)
+		return fd;
+	if (st.st_uid != 0 && st.st_uid != owner) {
+		close(fd);
+		return -EPERM;
+	}
+	int rc = sl_read_fd_bounded(fd, SL_SYM_PERFMAP_MAX, buf, len);
+	close(fd);
+	return rc;
+}
+
+/* JIT symbols of pr (private, not yet in the cache: no lock, file I/O). */
 static void load_jit(struct sl_symbolizer *s, struct proc *pr)
 {
-	char p[400], *buf = NULL;
+	char root[300], p[128], *buf = NULL;
 	size_t len;
 	int ns = nspid_of(s, pr->pid);
-	snprintf(p, sizeof(p), "%s/%d/root/tmp/perf-%d.map", s->proc_root, pr->pid, ns);
-	if (sl_read_small_file(p, 256u << 20, &buf, &len)) {
+	uid_t owner = proc_uid(s, pr->pid);
+	snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, pr->pid);
+	snprintf(p, sizeof(p), "/tmp/perf-%d.map", ns);
+	if (read_perfmap(root, p, owner, &buf, &len)) {
 		snprintf(p, sizeof(p), "/tmp/perf-%d.map", pr->pid);
-		if (sl_read_small_file(p, 256u << 20, &buf, &len))
+		if (read_perfmap(NULL, p, owner, &buf, &len))
 			return;
 	}
 	struct sl_jit_sym *v;
@@ -471,12 +513,14 @@ static void strip_deleted(char *path)
 		path[n - 10] = 0;
 }
 
+/* A new snapshot of pid, not in the cache yet. Called without mu (file
+ * I/O; module_get takes it briefly). */
 static int snapshot(struct sl_symbolizer *s, int pid, struct proc **out)
 {
 	char p[300], *buf;
 	size_t len;
 	snprintf(p, sizeof(p), "%s/%d/maps", s->proc_root, pid);
-	int rc = sl_read_small_file(p, 256u << 20, &buf, &len);
+	int rc = sl_read_small_file(p, SL_SYM_PROCFILE_MAX, &buf, &len);
 	if (rc)
 		return rc == -ENOENT ? -ESRCH : rc;
 	struct sl_map_entry *v;
@@ -513,10 +557,9 @@ static int snapshot(struct sl_symbolizer *s, int pid, struct proc **out)
 		pr->n++;
 		if (me->cls == SL_MAP_FILE || me->cls == SL_MAP_DELETED || me->cls == SL_MAP_MEMFD) {
 			strip_deleted(pm->path);
+			/* a module that is not ok keeps its reference: identity
+			 * known, symbols not */
 			pm->mod = module_get(s, pid, me, pm->path);
-			if (pm->mod && !pm->mod->ok) {
-				/* keep the reference: identity known, symbols not */
-			}
 		}
 	}
 	sl_maps_free(v, n);
@@ -525,38 +568,58 @@ static int snapshot(struct sl_symbolizer *s, int pid, struct proc **out)
 	return 0;
 }
 
+/* Out of the hash (mu held); freed now unless pinned, else at the last
+ * unpin. */
+static void proc_drop(struct sl_symbolizer *s, struct proc *p)
+{
+	HASH_DEL(s->procs, p);
+	s->nprocs--;
+	if (p->pins)
+		p->dead = 1;
+	else
+		proc_free(s, p);
+}
+
+static void proc_unpin(struct sl_symbolizer *s, struct proc *p)
+{
+	if (--p->pins == 0 && p->dead)
+		proc_free(s, p);
+}
+
+/* The oldest unpinned snapshots go while there are more than max_pids
+ * (pinned ones may keep it above for the length of a call). mu held. */
 static void evict_procs(struct sl_symbolizer *s)
 {
 	while (s->nprocs > s->max_pids) {
 		struct proc *p, *tmp, *old = NULL;
 		HASH_ITER(hh, s->procs, p, tmp) {
-			if (!old || p->last_use < old->last_use)
+			if (!p->pins && (!old || p->last_use < old->last_use))
 				old = p;
 		}
-		HASH_DEL(s->procs, old);
-		proc_free(s, old);
-		s->nprocs--;
+		if (!old)
+			return;
+		proc_drop(s, old);
 	}
 }
 
-static int cache_pid_locked(struct sl_symbolizer *s, int pid)
+/* Snapshot pid (without mu) and put it in the cache in place of an older
+ * one. 0 or -errno (the old snapshot stays). */
+static int cache_pid(struct sl_symbolizer *s, int pid)
 {
 	struct proc *np;
 	int rc = snapshot(s, pid, &np);
 	if (rc)
 		return rc;
+	pthread_mutex_lock(&s->mu);
 	struct proc *old;
 	HASH_FIND_INT(s->procs, &pid, old);
-	if (old) {
-		HASH_DEL(s->procs, old);
-		proc_free(s, old);
-		s->nprocs--;
-	}
+	if (old)
+		proc_drop(s, old);
 	np->last_use = ++s->tick;
-	np->refreshed_gen = s->gen;
 	HASH_ADD_INT(s->procs, pid, np);
 	s->nprocs++;
 	evict_procs(s);
+	pthread_mutex_unlock(&s->mu);
 	return 0;
 }
 
@@ -604,10 +667,7 @@ int sl_symbolizer_cache_pid(struct sl_symbolizer *s, int pid)
 {
 	if (pid <= 0)
 		return -ESRCH;
-	pthread_mutex_lock(&s->mu);
-	int rc = cache_pid_locked(s, pid);
-	pthread_mutex_unlock(&s->mu);
-	return rc;
+	return cache_pid(s, pid);
 }
 
 void sl_symbolizer_forget_pid(struct sl_symbolizer *s, int pid)
@@ -615,11 +675,8 @@ void sl_symbolizer_forget_pid(struct sl_symbolizer *s, int pid)
 	pthread_mutex_lock(&s->mu);
 	struct proc *p;
 	HASH_FIND_INT(s->procs, &pid, p);
-	if (p) {
-		HASH_DEL(s->procs, p);
-		proc_free(s, p);
-		s->nprocs--;
-	}
+	if (p)
+		proc_drop(s, p);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -635,30 +692,39 @@ void sl_symbolizer_stats(struct sl_symbolizer *s, struct sl_sym_stats *out)
 
 /* ---- frames ---- */
 
+/* Read kallsyms once: called without mu (file I/O), installed under it
+ * (when two calls race, the first to finish wins). */
 static void load_kallsyms(struct sl_symbolizer *s)
 {
-	if (s->ks_state)
+	pthread_mutex_lock(&s->mu);
+	int state = s->ks_state;
+	pthread_mutex_unlock(&s->mu);
+	if (state)
 		return;
 	char *buf;
 	size_t len;
-	if (!s->kallsyms_path[0] || sl_read_small_file(s->kallsyms_path, 512u << 20, &buf, &len)) {
-		s->ks_state = -2;
-		return;
+	struct sl_ksyms ks;
+	memset(&ks, 0, sizeof(ks));
+	if (!s->kallsyms_path[0] || sl_read_small_file(s->kallsyms_path, SL_SYM_KALLSYMS_MAX, &buf, &len)) {
+		state = -2;
+	} else {
+		int rc = sl_ksyms_parse(buf, len, &ks);
+		free(buf);
+		state = rc ? -2 : (ks.hidden || !ks.n) ? -1 : 1;
 	}
-	int rc = sl_ksyms_parse(buf, len, &s->ks);
-	free(buf);
-	if (rc)
-		s->ks_state = -2;
-	else if (s->ks.hidden || !s->ks.n)
-		s->ks_state = -1;
-	else
-		s->ks_state = 1;
+	pthread_mutex_lock(&s->mu);
+	if (!s->ks_state) {
+		s->ks = ks;
+		s->ks_state = state;
+		memset(&ks, 0, sizeof(ks));
+	}
+	pthread_mutex_unlock(&s->mu);
+	sl_ksyms_free(&ks);
 }
 
 static int64_t kernel_frame(struct sl_symbolizer *s, struct sl_profile *P, uint64_t ip, int caller)
 {
 	struct sl_frame f = { .address = ip, .module_offset = ip, .flags = SL_FRAME_KERNEL };
-	load_kallsyms(s);
 	const struct sl_ksym *k = s->ks_state == 1 ? sl_ksyms_lookup(&s->ks, caller ? ip - 1 : ip) : NULL;
 	char mod[80];
 	if (!k) {
@@ -728,7 +794,7 @@ static int64_t user_frame(struct sl_symbolizer *s, struct sl_profile *P, struct 
 	f.module_offset = ip - pm->start + pm->offset;
 	struct module *m = pm->mod;
 	if (pm->cls == SL_MAP_VDSO) {
-		m = vdso_module(s);
+		m = s->vdso;
 		f.module = "[vdso]";
 		f.module_offset = ip - pm->start;
 	} else if (pm->cls == SL_MAP_ANON) {
@@ -763,48 +829,15 @@ static int64_t user_frame(struct sl_symbolizer *s, struct sl_profile *P, struct 
 	return sl_prof_frame(P, &f);
 }
 
-static struct proc *proc_for(struct sl_symbolizer *s, int pid)
-{
-	struct proc *pr;
-	HASH_FIND_INT(s->procs, &pid, pr);
-	if (!pr && pid > 0 && !cache_pid_locked(s, pid))
-		HASH_FIND_INT(s->procs, &pid, pr);
-	if (pr)
-		pr->last_use = ++s->tick;
-	return pr;
-}
-
-/* An ip outside every mapping of a live process's snapshot: the process may
- * have mapped more since (dlopen, JIT). Refresh once per sl_symbolize call
- * when it is still the same process (same start time). */
-static struct proc *maybe_refresh(struct sl_symbolizer *s, struct proc *pr, uint64_t ip)
-{
-	if (!pr || pr->refreshed_gen == s->gen)
-		return pr;
-	for (size_t i = 0; i < pr->n; i++)
-		if (ip >= pr->maps[i].start && ip < pr->maps[i].end)
-			return pr;
-	if (sl_perfmap_lookup(pr->jit, pr->njit, ip))
-		return pr;
-	pr->refreshed_gen = s->gen;
-	uint64_t st = proc_starttime(s, pr->pid);
-	if (!st || st != pr->starttime)
-		return pr;
-	int pid = pr->pid;
-	if (cache_pid_locked(s, pid))
-		return pr; /* the old snapshot is only replaced on success */
-	struct proc *np;
-	HASH_FIND_INT(s->procs, &pid, np);
-	return np;
-}
-
-static int add_stack(struct sl_symbolizer *s, struct sl_profile *P, const struct sl_raw_stack *rs)
+/* One stack into P with the (pinned) snapshot pr of its process, or
+ * NULL. mu held; memory only. */
+static int add_stack(struct sl_symbolizer *s, struct sl_profile *P, const struct sl_raw_stack *rs,
+		     struct proc *pr)
 {
 	uint32_t fr[2 * SL_PROF_MAX_DEPTH + 2];
 	uint32_t n = 0;
-	struct proc *pr = rs->n_user ? proc_for(s, (int)rs->pid) : NULL;
-	if (rs->n_user && pr)
-		pr = maybe_refresh(s, pr, rs->user_ips[0]);
+	if (pr)
+		pr->last_use = ++s->tick;
 	if (!rs->n_user && (rs->flags & SL_RAW_USER_LOST)) {
 		struct sl_frame f = { .name = "[lost user stack]", .flags = SL_FRAME_PSEUDO | SL_FRAME_UNKNOWN };
 		int64_t k = sl_prof_frame(P, &f);
@@ -852,17 +885,136 @@ static int add_stack(struct sl_symbolizer *s, struct sl_profile *P, const struct
 	return sl_prof_add_sample(P, &smp, fr, n);
 }
 
+/* The processes of one sl_symbolize call, sorted by pid. */
+struct use {
+	int pid;
+	int fresh;      /* snapshotted by this call */
+	int refresh;    /* an ip outside its snapshot: re-snapshot once */
+	struct proc *pr; /* pinned, or NULL */
+};
+
+static int cmp_use(const void *a, const void *b)
+{
+	const struct use *x = a, *y = b;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static struct use *use_of(struct use *u, size_t n, int pid)
+{
+	struct use key = { .pid = pid };
+	return bsearch(&key, u, n, sizeof(*u), cmp_use);
+}
+
+/* The cached snapshot of pid, pinned, or NULL. mu held. */
+static struct proc *pin(struct sl_symbolizer *s, int pid)
+{
+	struct proc *pr;
+	HASH_FIND_INT(s->procs, &pid, pr);
+	if (pr)
+		pr->pins++;
+	return pr;
+}
+
+/* ip is in no mapping nor JIT symbol of pr. */
+static int outside(const struct proc *pr, uint64_t ip)
+{
+	for (size_t i = 0; i < pr->n; i++)
+		if (ip >= pr->maps[i].start && ip < pr->maps[i].end)
+			return 0;
+	return !sl_perfmap_lookup(pr->jit, pr->njit, ip);
+}
+
+/* Pin a snapshot of every process with user frames in rp: cached ones as
+ * they are, others snapshotted now (still alive). A process with an ip
+ * outside its snapshot may have mapped more since (dlopen, JIT): it is
+ * re-snapshotted once per call when it is still the same process (same
+ * start time). All file I/O with mu released. */
+static void pin_all(struct sl_symbolizer *s, const struct sl_raw_profile *rp, struct use *u, size_t nu)
+{
+	for (size_t i = 0; i < nu; i++) {
+		pthread_mutex_lock(&s->mu);
+		u[i].pr = pin(s, u[i].pid);
+		pthread_mutex_unlock(&s->mu);
+		if (!u[i].pr && u[i].pid > 0 && !cache_pid(s, u[i].pid)) {
+			u[i].fresh = 1;
+			pthread_mutex_lock(&s->mu);
+			u[i].pr = pin(s, u[i].pid);
+			pthread_mutex_unlock(&s->mu);
+		}
+	}
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < rp->n_stacks; i++) {
+		const struct sl_raw_stack *rs = &rp->stacks[i];
+		struct use *x = rs->n_user ? use_of(u, nu, (int)rs->pid) : NULL;
+		if (x && x->pr && !x->fresh && !x->refresh && outside(x->pr, rs->user_ips[0]))
+			x->refresh = 1;
+	}
+	pthread_mutex_unlock(&s->mu);
+	for (size_t i = 0; i < nu; i++) {
+		if (!u[i].refresh)
+			continue;
+		uint64_t st = proc_starttime(s, u[i].pid);
+		if (!st || st != u[i].pr->starttime) /* starttime is immutable: no lock */
+			continue;
+		if (cache_pid(s, u[i].pid))
+			continue; /* the old snapshot is only replaced on success */
+		pthread_mutex_lock(&s->mu);
+		struct proc *np = pin(s, u[i].pid);
+		if (np) {
+			proc_unpin(s, u[i].pr);
+			u[i].pr = np;
+		}
+		pthread_mutex_unlock(&s->mu);
+	}
+}
+
 struct sl_profile *sl_symbolize(struct sl_symbolizer *s, const struct sl_raw_profile *rp)
 {
 	struct sl_profile *P = sl_prof_new(rp->kind, rp->start_ns, rp->duration_ns, rp->period_ns);
 	if (!P)
 		return NULL;
-	pthread_mutex_lock(&s->mu);
-	s->gen++;
+	/* distinct pids with user frames */
+	struct use *u = calloc(rp->n_stacks ? rp->n_stacks : 1, sizeof(*u));
+	if (!u) {
+		sl_profile_free(P);
+		return NULL;
+	}
+	size_t nu = 0;
+	int kernel = 0, user = 0;
+	for (size_t i = 0; i < rp->n_stacks; i++) {
+		kernel |= rp->stacks[i].n_kernel > 0;
+		if (rp->stacks[i].n_user) {
+			user = 1;
+			u[nu++].pid = (int)rp->stacks[i].pid;
+		}
+	}
+	qsort(u, nu, sizeof(*u), cmp_use);
+	size_t k = 0;
+	for (size_t i = 0; i < nu; i++)
+		if (!k || u[k - 1].pid != u[i].pid)
+			u[k++] = u[i];
+	nu = k;
+
+	/* 1. everything that reads files, with mu released */
+	if (kernel)
+		load_kallsyms(s);
+	if (user)
+		vdso_load(s);
+	pin_all(s, rp, u, nu);
+
+	/* 2. the frames, from memory, under mu */
 	int rc = 0;
-	for (size_t i = 0; i < rp->n_stacks && !rc; i++)
-		rc = add_stack(s, P, &rp->stacks[i]);
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < rp->n_stacks && !rc; i++) {
+		const struct sl_raw_stack *rs = &rp->stacks[i];
+		struct use *x = rs->n_user ? use_of(u, nu, (int)rs->pid) : NULL;
+		rc = add_stack(s, P, rs, x ? x->pr : NULL);
+	}
+	for (size_t i = 0; i < nu; i++)
+		if (u[i].pr)
+			proc_unpin(s, u[i].pr);
 	pthread_mutex_unlock(&s->mu);
+	free(u);
 	if (rc) {
 		sl_profile_free(P);
 		return NULL;

@@ -5,8 +5,38 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Read a whole (proc) file, at most max bytes, NUL-terminated; *buf
- * malloc'd. 0 or -errno. */
+struct stat;
+
+/* Size limits of the files the symbolizer reads (docs/PROFILING.md "Files
+ * from other users"). A perf map or ELF file above its limit is not read
+ * at all (its frames stay module+0xoffset / [unknown]); a proc file is
+ * read up to its limit. */
+#define SL_SYM_PROCFILE_MAX (64u << 20)   /* /proc/<pid>/maps, bytes */
+#define SL_SYM_PERFMAP_MAX (64u << 20)    /* /tmp/perf-<pid>.map, bytes */
+#define SL_SYM_ELF_MAX (1ull << 30)       /* an ELF or separate debug file, bytes */
+#define SL_SYM_KALLSYMS_MAX (512u << 20)  /* kallsyms_path, bytes */
+
+#define SL_SYM_NOFOLLOW 1 /* sl_sym_open: the last component must not be a symlink */
+
+/* Open a file whose path others may control, for reading, without ever
+ * blocking in open() (O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_NOCTTY, plus
+ * O_NOFOLLOW with SL_SYM_NOFOLLOW). root NULL or "": path as is; else path
+ * is resolved inside root (e.g. "/proc/<pid>/root") with openat2
+ * RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS, so that a symlink planted in a
+ * container cannot lead to a host file. The result must be a regular file
+ * of at most max bytes (st_size). Returns the fd (*st filled when st is
+ * not NULL), or -errno: -EINVAL not a regular file (FIFO, device,
+ * directory), -EFBIG above max, -ELOOP a symlink (SL_SYM_NOFOLLOW) or one
+ * that leaves root, others from open. */
+int sl_sym_open(const char *root, const char *path, int flags, uint64_t max, struct stat *st);
+
+/* Read fd to its end, at most max bytes (the rest is ignored),
+ * NUL-terminated; *buf malloc'd. 0 or -errno. */
+int sl_read_fd_bounded(int fd, size_t max, char **buf, size_t *len);
+
+/* Read a whole (proc) file, at most max bytes (the rest is ignored),
+ * NUL-terminated; *buf malloc'd. Opened with sl_sym_open (non-blocking,
+ * regular files only: a FIFO gives -EINVAL at once). 0 or -errno. */
 int sl_read_small_file(const char *path, size_t max, char **buf, size_t *len);
 
 /* One line of a JIT perf map (/tmp/perf-<pid>.map, tools/perf/Documentation/

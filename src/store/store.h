@@ -4,7 +4,17 @@
  * disk and never waits on the writer: the record goes into a bounded queue
  * (a mutex held only for the pointer push), or, when the queue is full, is
  * dropped and counted. A writer thread drains the queue in batches inside
- * one transaction, and applies retention (age, row count).
+ * one transaction, and applies retention (age, row count, bytes).
+ *
+ * Durability (docs/ARCHITECTURE.md "Store"): the writer checks after every
+ * commit, and every SL_STORE_CHECK_INTERVAL_MS when idle, that the file at
+ * the path is still the one it writes (not deleted or replaced), not
+ * immutable and not on a read-only filesystem. A batch that fails (full
+ * disk, I/O error, read-only) or lands in a file that was deleted or
+ * replaced meanwhile is kept in memory and retried with back-off; a deleted
+ * or replaced file is reopened (recreated with schema and WAL). While the
+ * store is unavailable new records wait in the queue; only when the queue is
+ * full are they dropped (and counted). The state is in sl_store_health_json().
  *
  * Reads: the query functions open their own read-only connection per call,
  * so they are safe from any thread (API handler threads) and do not block
@@ -25,6 +35,16 @@
 #define SL_STORE_DEFAULT_MAX_AGE_S 604800u /* 7 days */
 #define SL_STORE_DEFAULT_MAX_ROWS 1000000u
 #define SL_STORE_DEFAULT_RETENTION_INTERVAL_MS 10000u
+#define SL_STORE_DEFAULT_MAX_BYTES (1ull << 30) /* 1 GiB */
+/* Smallest max_bytes accepted (0 = off): 1 MiB. */
+#define SL_STORE_MIN_MAX_BYTES (1ull << 20)
+/* WAL bound without max_bytes (with it: max_bytes / 4, at least 256 KiB). */
+#define SL_STORE_WAL_LIMIT (64ull << 20)
+/* How often the idle writer checks the file (deleted, replaced, immutable). */
+#define SL_STORE_CHECK_INTERVAL_MS 1000u
+/* Retry back-off of a failed batch: starts here, doubles, capped. */
+#define SL_STORE_RETRY_MIN_MS 100u
+#define SL_STORE_RETRY_MAX_MS 5000u
 /* Rows a single retention DELETE removes before the writer goes back to
  * inserting, so a large purge never stalls the queue for long. */
 #define SL_STORE_RETENTION_CHUNK 4096u
@@ -42,6 +62,7 @@ struct sl_store_config {
 	uint64_t max_age_s;        /* retention by age, default 7 days (604800 s); 0 = off */
 	uint64_t max_rows;         /* retention by count, default 1,000,000; 0 = off */
 	uint64_t retention_interval_ms; /* how often retention runs, default 10000 */
+	uint64_t max_bytes;        /* retention by size (bytes), 0 = off; the config default is 1 GiB */
 };
 
 /* One event as the store keeps it. The indexed columns duplicate fields of
@@ -68,7 +89,26 @@ struct sl_store_stats {
 	uint64_t retention_deleted;
 	uint64_t queue_depth;
 	uint64_t queue_capacity;
+	uint64_t retention_deleted_bytes; /* rows deleted by the byte cap (part of retention_deleted) */
+	uint64_t held;            /* rows of a failed batch kept in memory for a retry */
+	uint64_t batch_failures;  /* write attempts (batches) that failed and were retried */
+	uint64_t conditions;      /* times the store became unavailable (deleted, full, ...) */
+	uint64_t reopens;         /* times the database was reopened or recreated */
+	uint64_t dropped_unavailable; /* part of dropped_queue_full: dropped while unavailable */
+	uint64_t used_bytes;      /* pages in use * page size + WAL file, at the last check */
+	uint64_t wal_bytes;       /* WAL file size at the last check */
+	uint64_t file_bytes;      /* database file size (page_count * page_size) */
+	int state;                /* enum sl_store_state */
 };
+
+enum sl_store_state {
+	SL_STORE_OK = 0,
+	SL_STORE_DEGRADED, /* unavailable; rows held in memory, nothing lost yet */
+	SL_STORE_FAILED,   /* unavailable and the queue is full: records are being dropped */
+};
+
+/* "ok" | "degraded" | "failed". */
+const char *sl_store_state_name(int state);
 
 struct sl_store;
 
@@ -84,7 +124,10 @@ struct sl_store;
  * makes the containers query index-only); its version
  * is PRAGMA user_version = SL_STORE_SCHEMA_VERSION. A database with a newer
  * user_version is refused. PRAGMA journal_mode=WAL, synchronous=NORMAL (a
- * power loss may lose the last commits, never corrupt: sqlite.org/wal.html). */
+ * power loss may lose the last commits, never corrupt: sqlite.org/wal.html);
+ * a new database gets auto_vacuum=INCREMENTAL (the byte cap can give pages
+ * back). wal_autocheckpoint and journal_size_limit keep the WAL within its
+ * bound (max_bytes / 4, 256 KiB .. 64 MiB; 64 MiB without max_bytes). */
 struct sl_store *sl_store_open(const struct sl_store_config *cfg, char *err, size_t errlen);
 
 /* Hands ev to the writer. Returns 0, or -EAGAIN when the queue is full (the
@@ -96,13 +139,18 @@ int sl_store_submit(struct sl_store *s, struct sl_store_event *ev);
 
 /* Blocks until every record submitted before the call is committed
  * (tests, shutdown). Returns 0, or -EIO when some row failed to be written
- * since the previous sl_store_flush() returned (see write_errors). Must not be called
+ * since the previous sl_store_flush() returned (see write_errors), or
+ * -EAGAIN without waiting further when the store is unavailable and the
+ * writer holds a batch for a retry (the rows are kept, not lost; call again
+ * later). Must not be called
  * while the writer is paused with sl_store_test_pause() (it would wait
  * forever). */
 int sl_store_flush(struct sl_store *s);
 
 /* Flushes the queue, stops the writer, checkpoints the WAL into the main
- * file (TRUNCATE), closes. Clears a test pause first. NULL is a no-op. */
+ * file (TRUNCATE), closes. Clears a test pause first. NULL is a no-op. A
+ * batch the store cannot take (unavailable) gets one more try, and is then
+ * counted in write_errors and logged. */
 void sl_store_close(struct sl_store *s);
 
 /* Copies the counters (lock-free, from any thread). Each field is read
@@ -114,6 +162,19 @@ void sl_store_get_stats(struct sl_store *s, struct sl_store_stats *out);
  * Retention otherwise runs every retention_interval_ms (and once at open).
  * Not while paused (see sl_store_flush). */
 int sl_store_run_retention(struct sl_store *s);
+
+/* The store's health for /healthz: {"state": "ok"|"degraded"|"failed",
+ * "reason": text (absent when ok), "since": RFC 3339 start of the condition,
+ * "held_rows", "queue_depth", "queue_capacity", "used_bytes", "wal_bytes",
+ * "file_bytes", "max_bytes" (0 = no cap), "reopens", "batch_failures",
+ * "dropped_unavailable"}. Safe from any thread. NULL only on allocation
+ * failure; s NULL gives {"state":"failed","reason":"not open"}. */
+json_t *sl_store_health_json(struct sl_store *s);
+
+/* Writes the store's Prometheus families (sandlens_store_state,
+ * sandlens_store_bytes, ..., docs/API.md) to out. Safe from any thread. */
+#include <stdio.h>
+void sl_store_write_metrics(struct sl_store *s, FILE *out);
 
 /* TEST ONLY: pause != 0 parks the writer thread (after it finishes the batch
  * in hand; returns once it is parked), so that the queue fills

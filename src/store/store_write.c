@@ -88,6 +88,10 @@ static int setup_db(struct sl_store *s, char *err, size_t errlen)
 	int64_t ver = 0, rows = 0;
 
 	sqlite3_busy_timeout(db, 5000);
+	/* Before any table exists (a new store): freed pages can be given back
+	 * (incremental_vacuum) when the file is over store.max_bytes. A no-op
+	 * on an existing database. */
+	sqlite3_exec(db, "PRAGMA auto_vacuum=INCREMENTAL", NULL, NULL, NULL);
 	if (query_one(db, "PRAGMA journal_mode=WAL", NULL, mode, sizeof(mode)) != 0 ||
 	    strcmp(mode, "wal") != 0) {
 		snprintf(err, errlen, "sqlite: cannot set WAL mode on %s: %s", s->path,
@@ -119,6 +123,28 @@ static int setup_db(struct sl_store *s, char *err, size_t errlen)
 		return -1;
 	}
 	s->rows = (uint64_t)rows;
+	int64_t av = 0, ps = 4096;
+	query_one(db, "PRAGMA auto_vacuum", &av, NULL, 0);
+	query_one(db, "PRAGMA page_size", &ps, NULL, 0);
+	s->incremental_vacuum = av == 2;
+	s->page_size = ps > 0 ? ps : 4096;
+	/* The WAL stays within wal_limit: automatic checkpoints at a quarter of
+	 * it, and a WAL reset truncates the file to that size. */
+	char psql[96];
+	int64_t ckpt_pages = (int64_t)(s->wal_limit / 4) / s->page_size;
+	if (ckpt_pages > 1000)
+		ckpt_pages = 1000; /* SQLite's default */
+	if (ckpt_pages < 16)
+		ckpt_pages = 16;
+	snprintf(psql, sizeof(psql), "PRAGMA wal_autocheckpoint=%lld", (long long)ckpt_pages);
+	if (exec_sql(db, psql, err, errlen) != 0)
+		return -1;
+	snprintf(psql, sizeof(psql), "PRAGMA journal_size_limit=%lld",
+		 (long long)(ckpt_pages * s->page_size));
+	if (query_one(db, psql, NULL, NULL, 0) != 0) {
+		snprintf(err, errlen, "sqlite: journal_size_limit: %s", sqlite3_errmsg(db));
+		return -1;
+	}
 
 	static const char *const ins =
 		"INSERT INTO events(time_ns,type,pid,container_id,pod_uid,runtime,json)"
@@ -140,14 +166,69 @@ static int setup_db(struct sl_store *s, char *err, size_t errlen)
 	return 0;
 }
 
-static void store_free(struct sl_store *s)
+void sl_store_db_close(struct sl_store *s, int checkpoint)
 {
 	sqlite3_finalize(s->ins);
 	sqlite3_finalize(s->del_age);
 	sqlite3_finalize(s->del_rows);
+	s->ins = s->del_age = s->del_rows = NULL;
 	if (s->db) {
-		sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+		if (checkpoint)
+			sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 		sqlite3_close(s->db);
+		s->db = NULL;
+	}
+	/* Only after SQLite closed its own descriptors: closing any descriptor
+	 * of the file drops the process's POSIX locks on it (fcntl(2)). */
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+int sl_store_db_open(struct sl_store *s, int create_nofollow, char *err, size_t errlen)
+{
+	struct stat st;
+	int rc = make_parent_dirs(s->path);
+	if (rc) {
+		snprintf(err, errlen, "store: creating the directory of %s: %s", s->path,
+			 strerror(-rc));
+		return -1;
+	}
+	int flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK;
+	if (create_nofollow)
+		flags |= O_NOFOLLOW;
+	s->fd = open(s->path, flags, 0600);
+	if (s->fd < 0) {
+		snprintf(err, errlen, "store: %s: %s", s->path, strerror(errno));
+		return -1;
+	}
+	if (fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "store: %s: not a regular file", s->path);
+		goto fail;
+	}
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	if (sqlite3_open_v2(s->path, &s->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "sqlite: open %s: %s", s->path,
+			 s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		goto fail;
+	}
+	if (setup_db(s, err, errlen) != 0)
+		goto fail;
+	return 0;
+fail:
+	sl_store_db_close(s, 0);
+	return -1;
+}
+
+static void store_free(struct sl_store *s)
+{
+	sl_store_db_close(s, 1);
+	for (size_t i = 0; i < s->held; i++) {
+		free(s->batch[i]->json);
+		free(s->batch[i]);
 	}
 	if (s->ring) {
 		for (size_t i = 0; i < s->count; i++) {
@@ -176,6 +257,15 @@ struct sl_store *sl_store_open(const struct sl_store_config *cfg, char *err, siz
 	}
 	s->cfg = *cfg;
 	s->cfg.path = s->path;
+	s->fd = -1;
+	s->wal_limit = SL_STORE_WAL_LIMIT;
+	if (s->cfg.max_bytes) {
+		s->wal_limit = s->cfg.max_bytes / 4;
+		if (s->wal_limit > SL_STORE_WAL_LIMIT)
+			s->wal_limit = SL_STORE_WAL_LIMIT;
+		if (s->wal_limit < (256u << 10))
+			s->wal_limit = 256u << 10;
+	}
 	if (!s->cfg.queue_size)
 		s->cfg.queue_size = SL_STORE_DEFAULT_QUEUE_SIZE;
 	if (!s->cfg.batch_max)
@@ -188,38 +278,21 @@ struct sl_store *sl_store_open(const struct sl_store_config *cfg, char *err, siz
 		snprintf(err, errlen, "store: out of memory for a queue of %zu", s->cfg.queue_size);
 		goto fail;
 	}
-	int rc = make_parent_dirs(s->path);
-	if (rc) {
-		snprintf(err, errlen, "store: creating the directory of %s: %s", s->path,
-			 strerror(-rc));
+	if (sl_store_db_open(s, 0, err, errlen) != 0)
 		goto fail;
-	}
-	int fd = open(s->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		snprintf(err, errlen, "store: %s: %s", s->path, strerror(errno));
-		goto fail;
-	}
-	close(fd);
-	if (sqlite3_open_v2(s->path, &s->db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-			    NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "sqlite: open %s: %s", s->path,
-			 s->db ? sqlite3_errmsg(s->db) : "out of memory");
-		goto fail;
-	}
-	if (setup_db(s, err, errlen) != 0)
-		goto fail;
+	sl_store_measure(s);
 
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->hmu, NULL);
 	pthread_cond_init(&s->wake, &ca);
 	pthread_cond_init(&s->done, NULL);
 	pthread_condattr_destroy(&ca);
 	atomic_init(&s->st_depth, 0);
 	unsigned long long rows = s->rows; /* the writer owns s->rows from here on */
-	rc = pthread_create(&s->thread, NULL, sl_store_writer_main, s);
+	int rc = pthread_create(&s->thread, NULL, sl_store_writer_main, s);
 	if (!rc)
 		pthread_setname_np(s->thread, "sl-store");
 	if (rc) {
@@ -227,6 +300,7 @@ struct sl_store *sl_store_open(const struct sl_store_config *cfg, char *err, siz
 		pthread_cond_destroy(&s->wake);
 		pthread_cond_destroy(&s->done);
 		pthread_mutex_destroy(&s->mu);
+		pthread_mutex_destroy(&s->hmu);
 		goto fail;
 	}
 	sl_info(MOD, "opened %s (%llu rows, queue %zu, batch %zu)", s->path,
@@ -240,6 +314,13 @@ fail:
 static void count_drop(struct sl_store *s, struct sl_store_event *ev)
 {
 	atomic_fetch_add_explicit(&s->st_dropped, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&s->st_state, memory_order_relaxed) != SL_STORE_OK) {
+		atomic_fetch_add_explicit(&s->st_dropped_unavailable, 1, memory_order_relaxed);
+		/* The bound is hit: the store is failing, not just degraded (a
+		 * compare-exchange: the writer may have just recovered). */
+		uint64_t want = SL_STORE_DEGRADED;
+		atomic_compare_exchange_strong(&s->st_state, &want, SL_STORE_FAILED);
+	}
 	atomic_fetch_add_explicit(&s->st_dropped_weight, ev->weight ? ev->weight : 1,
 				  memory_order_relaxed);
 	free(ev->json);
@@ -298,8 +379,13 @@ int sl_store_flush(struct sl_store *s)
 	pthread_mutex_lock(&s->mu);
 	uint64_t target = s->submit_seq;
 	pthread_cond_signal(&s->wake);
-	while (s->done_seq < target)
+	while (s->done_seq < target && !s->blocked)
 		pthread_cond_wait(&s->done, &s->mu);
+	if (s->done_seq < target) {
+		/* The store is unavailable: the rows are held, not lost. */
+		pthread_mutex_unlock(&s->mu);
+		return -EAGAIN;
+	}
 	int rc = s->error_seq > s->flush_mark ? -EIO : 0;
 	if (s->error_seq > s->flush_mark)
 		s->flush_mark = s->error_seq;
@@ -344,6 +430,7 @@ void sl_store_close(struct sl_store *s)
 	pthread_cond_destroy(&s->wake);
 	pthread_cond_destroy(&s->done);
 	pthread_mutex_destroy(&s->mu);
+	pthread_mutex_destroy(&s->hmu);
 	sl_info(MOD, "closed %s (%llu rows written, %llu dropped, %llu errors)", s->path,
 		(unsigned long long)atomic_load(&s->st_written),
 		(unsigned long long)atomic_load(&s->st_dropped),
@@ -366,4 +453,16 @@ void sl_store_get_stats(struct sl_store *s, struct sl_store_stats *out)
 		atomic_load_explicit(&s->st_retention_deleted, memory_order_relaxed);
 	out->queue_depth = atomic_load_explicit(&s->st_depth, memory_order_relaxed);
 	out->queue_capacity = s->cfg.queue_size;
+#define LD(f) atomic_load_explicit(&s->f, memory_order_relaxed)
+	out->retention_deleted_bytes = LD(st_retention_bytes);
+	out->held = LD(st_held);
+	out->batch_failures = LD(st_batch_failures);
+	out->conditions = LD(st_conditions);
+	out->reopens = LD(st_reopens);
+	out->dropped_unavailable = LD(st_dropped_unavailable);
+	out->used_bytes = LD(st_db_bytes) + LD(st_wal_bytes);
+	out->wal_bytes = LD(st_wal_bytes);
+	out->file_bytes = LD(st_file_bytes);
+	out->state = (int)LD(st_state);
+#undef LD
 }

@@ -145,6 +145,19 @@ static void task_free(struct sl_task *t)
 	free(t);
 }
 
+/* References (task_internal.h "Lifetime"); both with ts->mu held. */
+static void task_hold(struct sl_task *t)
+{
+	t->refs++;
+}
+
+/* Drops one reference; frees t when it was the last. */
+static void task_unref(struct sl_task *t)
+{
+	if (--t->refs == 0)
+		task_free(t);
+}
+
 /* Reaper: deadlines, joins, retention. */
 /* A task past its deadline whose runner has not ended it: ended now, failed
  * with the deadline reason (or cancelled, when a cancel was pending). Its slot is free again (active--); the runner's
@@ -237,7 +250,7 @@ static void *reaper_main(void *arg)
 				sl_task_store_delete(ts->store, t->id);
 				pthread_mutex_lock(&ts->mu);
 			}
-			task_free(t);
+			task_unref(t); /* a DELETE still waiting holds its own */
 		}
 		if (ts->shutdown && !ts->tasks)
 			break;
@@ -359,6 +372,27 @@ void sl_tasks_test_stall_runners(struct sl_tasks *ts, int on)
 	pthread_mutex_unlock(&ts->mu);
 }
 
+void sl_tasks_test_delete_lets_reaper_win(struct sl_tasks *ts, int on)
+{
+	pthread_mutex_lock(&ts->mu);
+	ts->test_reaper_wins = on != 0;
+	pthread_mutex_unlock(&ts->mu);
+}
+
+/* sl_tasks_test_delete_lets_reaper_win: with ts->mu held, wait (releasing
+ * it) until task id is no longer in the registry, at most 10 s. */
+static void test_wait_reaped(struct sl_tasks *ts, const char *id)
+{
+	struct sl_task *x = NULL;
+	for (int i = 0; i < 500; i++) {
+		HASH_FIND_STR(ts->tasks, id, x);
+		if (!x)
+			return;
+		struct timespec dl = abs_after_ms(20);
+		pthread_cond_timedwait(&ts->cond, &ts->mu, &dl);
+	}
+}
+
 static void new_id(char *id)
 {
 	unsigned char r[8];
@@ -415,6 +449,7 @@ int sl_tasks_create(struct sl_tasks *ts, const struct sl_task_spec *spec, char *
 	t->created_mono = sl_task_mono_ns();
 	t->deadline_mono = t->created_mono + spec->duration_ns + ts->cfg.grace_ns;
 	HASH_ADD_STR(ts->tasks, id, t);
+	t->refs = 1; /* the registry's */
 	ts->active++;
 	int rc = pthread_create(&t->thread, NULL, sl_task_runner, t);
 	if (!rc)
@@ -429,9 +464,10 @@ int sl_tasks_create(struct sl_tasks *ts, const struct sl_task_spec *spec, char *
 	}
 	snprintf(id, SL_TASK_ID_LEN, "%s", t->id);
 	pthread_mutex_unlock(&ts->mu);
+	/* t is not touched from here on: its runner may already have ended it
+	 * and the reaper forgotten it. The runner stores the first record. */
 	atomic_fetch_add(&ts->created_total, 1);
 	sl_info(MOD, "task %s: %s created", id, sl_task_type_name(spec->type));
-	sl_task_save(ts, t); /* t stays valid: only the reaper frees it, after the runner ended */
 	return 0;
 }
 
@@ -528,13 +564,19 @@ int sl_tasks_delete(struct sl_tasks *ts, const char *id)
 		snprintf(t->cancel_reason, sizeof(t->cancel_reason), "deleted by a client");
 	}
 	pthread_cond_broadcast(&ts->cond);
-	/* wait until the runner is past its BPF teardown */
+	/* wait until the runner is past its BPF teardown; the wait releases
+	 * mu, and meanwhile the reaper may join the runner and forget t: the
+	 * reference keeps t alive until we are done with it */
+	task_hold(t);
 	struct timespec dl = abs_after_ms(DELETE_WAIT_MS);
 	while (!t->finished && t->status != SL_TS_CANCELLED && t->status != SL_TS_DONE &&
 	       t->status != SL_TS_FAILED)
 		if (pthread_cond_timedwait(&ts->cond, &ts->mu, &dl) == ETIMEDOUT)
 			break;
+	if (ts->test_reaper_wins)
+		test_wait_reaped(ts, id);
 	t->deleted = 1; /* the reaper removes the stored record after the runner ends */
+	task_unref(t);
 	pthread_mutex_unlock(&ts->mu);
 	if (ts->store)
 		sl_task_store_delete(ts->store, id);
@@ -542,8 +584,8 @@ int sl_tasks_delete(struct sl_tasks *ts, const char *id)
 	return 0;
 }
 
-int sl_tasks_result(struct sl_tasks *ts, const char *id, const char *fmt, char **body, size_t *len,
-		    const char **ctype)
+int sl_tasks_result(struct sl_tasks *ts, const char *id, const char *fmt, int kaddrs_visible,
+		    char **body, size_t *len, const char **ctype)
 {
 	struct sl_task *t;
 	int status = -1, type = -1;
@@ -585,7 +627,9 @@ int sl_tasks_result(struct sl_tasks *ts, const char *id, const char *fmt, char *
 		return -EINVAL;
 	if (!ts->store)
 		return -EIO;
-	int rc = sl_task_store_get_result(ts->store, id, fmt, body, len);
+	/* kernel addresses: only to a caller who may see them now */
+	const char *stored = f == SL_FMT_PPROF && !kaddrs_visible ? SL_TASK_PPROF_NOKADDRS : fmt;
+	int rc = sl_task_store_get_result(ts->store, id, stored, body, len);
 	if (rc == -ENOENT)
 		return -EIO; /* done without its result: retention raced us, or a write error */
 	if (rc)

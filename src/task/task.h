@@ -121,6 +121,7 @@ struct sl_tasks_config {
 	int v1_subsys_id;           /* css_set->subsys index of the v1 controller, -1 none */
 	struct sl_symbolizer *sym;  /* shared symbolizer (owned by the caller); NULL = make one */
 	int no_probe_load;          /* tests: skip the load probe of the BPF objects */
+	char sysctl_dir[256];       /* tests: kptr_restrict's directory; "" = /proc/sys/kernel */
 };
 
 struct sl_tasks;
@@ -172,13 +173,16 @@ int sl_tasks_cancel(struct sl_tasks *ts, const char *id, const char *reason);
 int sl_tasks_delete(struct sl_tasks *ts, const char *id);
 
 /* Result of a finished task in format fmt ("pprof", "folded", "svg",
- * "json"; NULL = json). *body malloc'd (*len bytes), *ctype static.
+ * "json"; NULL = json). kaddrs_visible: whether this caller may see kernel
+ * addresses (sl_kaddrs_visible(NULL, caller has CAP_SYSLOG), evaluated per
+ * request); 0 gives the pprof rendered with kernel addresses zeroed (the
+ * other formats carry no addresses). *body malloc'd (*len bytes), *ctype static.
  * Returns 0; -ENOENT unknown task; -EAGAIN still pending/running;
  * -ENODATA failed or cancelled (no result); -EINVAL format not offered
  * by this task type (profiles: all four; syscall errors: json); -EIO
  * store read error. */
-int sl_tasks_result(struct sl_tasks *ts, const char *id, const char *fmt, char **body,
-		    size_t *len, const char **ctype);
+int sl_tasks_result(struct sl_tasks *ts, const char *id, const char *fmt, int kaddrs_visible,
+		    char **body, size_t *len, const char **ctype);
 
 /* Progress of a task for a follower: when the task's progress sequence
  * differs from *seq, *rec gets the current record (new reference), *seq
@@ -206,5 +210,12 @@ size_t sl_tasks_active(struct sl_tasks *ts);
  * once released, the runner ends the task failed "deadline exceeded...".
  * Off by default; when off, runners behave exactly as without it. */
 void sl_tasks_test_stall_runners(struct sl_tasks *ts, int on);
+
+/* TEST ONLY (tests/unit/test_task_delete_race.c); the agent never calls it.
+ * on != 0: sl_tasks_delete(), once its wait for the runner's teardown has
+ * ended, waits (no lock held, at most 10 s) until the reaper has removed the
+ * task from the registry before it goes on: the scheduling in which the
+ * reaper wins the race against a DELETE. Off by default. */
+void sl_tasks_test_delete_lets_reaper_win(struct sl_tasks *ts, int on);
 
 #endif

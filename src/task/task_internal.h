@@ -2,7 +2,11 @@
  * caps.c). Locking: sl_tasks.mu guards the registry and every field of a
  * task marked (mu); a task's bpf_mu guards its BPF handle (taken by the
  * runner to read/destroy and by the reaper to destroy on deadline). Never
- * take mu while holding bpf_mu. */
+ * take mu while holding bpf_mu.
+ * Lifetime: a task is freed when its last reference goes (refs). The runner
+ * may use its task without a reference (the reaper joins the runner before
+ * dropping the registry's one); any other thread that drops mu and then
+ * uses the task again must hold a reference across that (task.c). */
 #ifndef SANDLENS_TASK_INTERNAL_H
 #define SANDLENS_TASK_INTERNAL_H
 
@@ -16,6 +20,10 @@
 
 struct sl_symbolizer;
 
+/* Result name of the pprof rendering without kernel addresses (served to
+ * callers who may not see them; profile.h sl_kaddrs_visible). */
+#define SL_TASK_PPROF_NOKADDRS "pprof_nokaddrs"
+
 struct sl_task {
 	char id[SL_TASK_ID_LEN];
 	struct sl_tasks *ts;
@@ -28,6 +36,10 @@ struct sl_task {
 	int cancel;
 	char cancel_reason[128];
 	int deleted;
+	int refs;            /* the registry's reference (dropped by the reaper
+			      * when it forgets the task) + one per API thread
+			      * that keeps using t with mu released (DELETE's
+			      * wait); the last one frees t (task.c) */
 	int finished;        /* the runner has returned */
 	int reaped;          /* ended failed by the reaper at its deadline; the
 			      * runner's own finish() then changes nothing */
@@ -53,6 +65,7 @@ struct sl_tasks {
 	size_t active;         /* (mu) pending + running */
 	int shutdown;          /* (mu) */
 	int test_stall;        /* (mu) sl_tasks_test_stall_runners (tests only) */
+	int test_reaper_wins;  /* (mu) sl_tasks_test_delete_lets_reaper_win (tests only) */
 	pthread_t reaper;
 	int reaper_started;
 	struct sl_task_store *store;

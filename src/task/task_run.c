@@ -203,14 +203,18 @@ static int store_profile(struct run *r, const struct sl_profile *p)
 {
 	if (was_reaped(r))
 		return -ETIMEDOUT;
-	static const char *const fmts[] = {"pprof", "folded", "svg", "json"};
+	/* "pprof" with kernel addresses when root may see them now (read again
+	 * when served: sl_tasks_result), SL_TASK_PPROF_NOKADDRS without */
+	int kv = sl_kaddrs_visible(r->ts->cfg.sysctl_dir[0] ? r->ts->cfg.sysctl_dir : NULL, 1);
+	static const char *const fmts[] = {"pprof", SL_TASK_PPROF_NOKADDRS, "folded", "svg", "json"};
 	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);
 		if (!f)
 			return -ENOMEM;
-		int rc = sl_profile_write(p, sl_prof_format_from_name(fmts[i]), f);
+		int nok = !strcmp(fmts[i], SL_TASK_PPROF_NOKADDRS);
+		int rc = sl_profile_write(p, nok ? SL_FMT_PPROF : sl_prof_format_from_name(fmts[i]), nok ? 0 : kv, f);
 		if (fclose(f) && !rc)
 			rc = -EIO;
 		if (!rc && r->ts->store)
@@ -368,6 +372,7 @@ void *sl_task_runner(void *arg)
 	}
 	r->t = t;
 	r->ts = ts;
+	sl_task_save(ts, t); /* the pending record (sl_tasks_create leaves it to us) */
 	r->topts.mounts = &ts->cfg.mounts;
 	r->topts.runc_root = ts->cfg.runc_root;
 

@@ -58,12 +58,14 @@ struct sl_task_store *sl_task_store_open(const char *path, char *err, size_t err
 		snprintf(err, errlen, "%s: cannot create its directory: %s", path, strerror(errno));
 		goto fail;
 	}
-	if (access(path, F_OK) != 0) { /* create 0600 before SQLite does */
-		int fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-		if (fd >= 0)
-			close(fd);
-	}
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+	/* create it 0600 before SQLite does; never through a planted symlink
+	 * (O_EXCL|O_NOFOLLOW here, SQLITE_OPEN_NOFOLLOW below: the file itself
+	 * must not be a symlink) */
+	int cfd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
+	if (cfd >= 0)
+		close(cfd);
+	if (sqlite3_open_v2(path, &s->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW,
 			    NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
 		goto fail;

@@ -20,7 +20,8 @@
 
 struct sl_task_store;
 
-/* Open or create (parent directory 0700, file 0600). Records left
+/* Open or create (parent directory 0700, file 0600; a symlink at path is
+ * refused, never followed). Records left
  * "pending" or "running" by an earlier agent become "failed" with reason
  * "agent restarted". NULL + err on failure. */
 struct sl_task_store *sl_task_store_open(const char *path, char *err, size_t errlen);

@@ -99,6 +99,12 @@ sched:
   watch: \"\""
 
 # Accepted: --check-config exits 0 (starts nothing).
+# 40k nested flow mappings: libyaml alone took ~20 s to load them (quadratic
+# in the depth); the depth limit refuses them before loading, at once.
+deep=$(awk 'BEGIN { for (i = 0; i < 40000; i++) { o = o "{a: "; c = c "}" } print "store: " o "1" c }')
+expect_error "nesting 40000 deep (depth limit)" 2 "depth limit" "$base
+$deep"
+unset deep
 expect_ok() { # WHAT YAML
 	local what=$1 f="$SL_TMP/ok-$RANDOM.yaml" rc
 	printf '%s\n' "$2" >"$f"

@@ -69,6 +69,22 @@ grep -q "tasks store .*tasks.db is in use by another sandlensd" "$SL_LOGDIR/thir
 [ -e "$SL_TMP/third-events.db" ] && fail "the third agent created its event store before refusing"
 echo "ok - an agent sharing only the task store was refused"
 
+# a planted symlink at a lock path is refused, and its target is not touched
+fifth="$SL_TMP/fifth.yaml"
+victim="$SL_TMP/victim-file"
+printf 'keep me\n' >"$victim"
+ln -s "$victim" "$SL_TMP/fifth-events.db.lock"
+sed "s/127.0.0.1:$SL_PORT/127.0.0.1:$(sl_free_port)/; s|unix_socket: .*|unix_socket: $SL_TMP/fifth.sock|; s|path: $SL_DB|path: $SL_TMP/fifth-events.db|" \
+	"$SL_CONFIG" >"$fifth"
+printf 'tasks:\n  store_path: %s\n' "$SL_TMP/fifth-tasks.db" >>"$fifth"
+timeout -s INT 20 "$SL_BUILD/sandlensd" --config "$fifth" >"$SL_LOGDIR/fifth.stdout" 2>"$SL_LOGDIR/fifth.stderr"
+rc=$?
+assert_eq "agent whose lock path is a planted symlink: exit status" 1 "$rc"
+grep -q "lock .*fifth-events.db.lock: is a symbolic link" "$SL_LOGDIR/fifth.stderr" ||
+	fail "no message naming the symlinked lock: $(cat "$SL_LOGDIR/fifth.stderr")"
+assert_eq "symlink target of the planted lock" "keep me" "$(cat "$victim")"
+echo "ok - a planted symlink at the lock path was refused"
+
 curl -sf "$first_api/healthz" >/dev/null || fail "first agent stopped answering"
 sl_agent_stop || fail "first sandlensd exited with status $? on SIGTERM"
 echo "PASS"

@@ -7,10 +7,12 @@
 #   fail MSG                print "FAIL: MSG", exit 1
 #   sl_require_root / sl_require_btf / sl_require_cmd CMD... / sl_require_build
 #   sl_free_port            a free random TCP port in 20000..59999
-#   sl_agent_start [YAML]   write a config (own port, db, socket; YAML lines
-#                           appended verbatim at top level), start sandlensd,
-#                           wait for /healthz; sets SL_PORT SL_API SL_AGENT_PID
-#                           SL_DB SL_CONFIG
+#   sl_agent_start [YAML]   write a config (own port, db, socket, token file;
+#                           YAML lines appended verbatim at top level), start
+#                           sandlensd, wait for /healthz; sets SL_PORT SL_API
+#                           SL_AGENT_PID SL_DB SL_CONFIG SL_SOCK SL_TOKEN_FILE
+#                           and CURL_HOME / SANDLENS_TOKEN_FILE, so that curl
+#                           and the CLI send the admin token (curl -q: not)
 #   sl_agent_stop           SIGTERM, wait; returns the agent's exit status
 #   sl_get PATH             curl the API (fails the test on HTTP errors)
 #   sl_cli ARGS...          run build/sandlens --api $SL_API ARGS...
@@ -142,6 +144,14 @@ sl_write_config() {
 	SL_DB="$SL_TMP/events.db"
 	SL_SOCK="$SL_TMP/api.sock"
 	SL_CONFIG="$SL_TMP/sandlensd.yaml"
+	# The admin bearer token (api.token_file, mode 0600): every curl of the
+	# test sends it (CURL_HOME's .curlrc; `curl -q` skips it, as a reader
+	# would), the CLI reads it through SANDLENS_TOKEN_FILE.
+	SL_TOKEN_FILE="$SL_TMP/api.token"
+	(umask 077; od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$SL_TOKEN_FILE")
+	(umask 077; printf 'header = "Authorization: Bearer %s"\n' "$(cat "$SL_TOKEN_FILE")" >"$SL_TMP/.curlrc")
+	CURL_HOME=$SL_TMP
+	SANDLENS_TOKEN_FILE=$SL_TOKEN_FILE
 	{
 		echo "log_level: ${SL_LOG_LEVEL:-info}"
 		echo "store:"
@@ -149,6 +159,7 @@ sl_write_config() {
 		echo "api:"
 		echo "  listen: \"127.0.0.1:$SL_PORT\""
 		echo "  unix_socket: $SL_SOCK"
+		echo "  token_file: $SL_TOKEN_FILE"
 		[ -n "${1:-}" ] && printf '%s\n' "$1"
 		# Self-protection degrades by the agent's own CPU, which on a shared
 		# test host depends on everything else running: off unless the test
@@ -157,7 +168,7 @@ sl_write_config() {
 			printf 'pressure:\n  enabled: false\n'
 		fi
 	} >"$SL_CONFIG"
-	export SL_PORT SL_API SL_DB SL_SOCK SL_CONFIG
+	export SL_PORT SL_API SL_DB SL_SOCK SL_CONFIG SL_TOKEN_FILE CURL_HOME SANDLENS_TOKEN_FILE
 }
 
 # Start sandlensd in the background. $1: extra YAML (see sl_write_config).

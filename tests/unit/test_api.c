@@ -80,6 +80,10 @@ static char g_dir[64];
 static char g_sock[128];
 static int g_port;
 static int64_t g_t0;
+/* the admin bearer token (api.token_file in g_dir); req() sends it unless
+ * g_no_token */
+static char g_token[80];
+static int g_no_token;
 static json_t *g_sent[NEV]; /* what was submitted, oldest first */
 
 static json_t *make_event(int i)
@@ -200,6 +204,13 @@ static int setup(void **state)
 	snprintf(g_sock, sizeof(g_sock), "%s/run/api.sock", g_dir); /* run/ does not exist yet */
 	snprintf(g_agent.cfg.api.unix_socket, sizeof(g_agent.cfg.api.unix_socket), "%s", g_sock);
 	g_agent.cfg.api.threads = 2;
+	g_agent.cfg.api.admin_gid = (gid_t)-1;
+	snprintf(g_token, sizeof(g_token), "test-token-0123456789abcdef");
+	snprintf(g_agent.cfg.api.token_file, sizeof(g_agent.cfg.api.token_file), "%s/api.token", g_dir);
+	int tfd = open(g_agent.cfg.api.token_file, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (tfd < 0 || write(tfd, g_token, strlen(g_token)) != (ssize_t)strlen(g_token) || close(tfd))
+		return -1;
+	setenv("SANDLENS_TOKEN_FILE", g_agent.cfg.api.token_file, 1); /* the CLI runs */
 	g_agent.store = g_store;
 	mode_t old = umask(0); /* the socket must be 0600 whatever the umask */
 	g_api = sl_api_start(&g_agent, err, sizeof(err));
@@ -313,12 +324,17 @@ static void req(const char *method, const char *path, int via_unix, struct http 
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, h);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
 	struct curl_slist *hdrs = NULL;
-	char ae[128];
+	char ae[128], auth[128];
 	if (g_accept_encoding) {
 		snprintf(ae, sizeof(ae), "Accept-Encoding: %s", g_accept_encoding);
 		hdrs = curl_slist_append(hdrs, ae);
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	}
+	if (!g_no_token) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", g_token);
+		hdrs = curl_slist_append(hdrs, auth);
+	}
+	if (hdrs)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	CURLcode rc = curl_easy_perform(c);
 	curl_slist_free_all(hdrs);
 	if (rc != CURLE_OK)
@@ -539,6 +555,65 @@ static void check_error(const char *method, const char *path, long status, const
 		json_decref(o);
 		free(h.body);
 	}
+}
+
+/* Access control (docs/API.md "Access control"): without the token, TCP
+ * callers are readers: exec events lose argv (argv_withheld), task routes
+ * and any non-GET are 403; root over the unix socket is an admin without a
+ * token; a wrong token is no token. */
+static void test_reader_access(void **state)
+{
+	(void)state;
+	struct http h;
+	g_no_token = 1;
+	req("GET", "/api/v1/events?type=exec", 0, &h);
+	assert_int_equal(h.status, 200);
+	json_t *o = json_loads(h.body, 0, NULL);
+	json_t *evs = json_object_get(o, "events");
+	assert_true(json_array_size(evs) >= 1);
+	size_t i;
+	json_t *ev;
+	json_array_foreach(evs, i, ev)
+	{
+		assert_null(json_object_get(ev, "argv"));
+		assert_true(json_is_true(json_object_get(ev, "argv_withheld")));
+		assert_string_equal(json_string_value(json_object_get(ev, "filename")), "/bin/echo");
+	}
+	json_decref(o);
+	assert_null(strstr(h.body, "hello"));
+	free(h.body);
+	static const char *const denied[][2] = {
+		{"POST", "/api/v1/tasks"}, {"GET", "/api/v1/tasks"}, {"GET", "/api/v1/tasks/x/result"},
+		{"DELETE", "/api/v1/tasks/x"}, {"DELETE", "/healthz"}, {"PUT", "/metrics"},
+	};
+	for (size_t k = 0; k < sizeof(denied) / sizeof(denied[0]); k++) {
+		req(denied[k][0], denied[k][1], 0, &h);
+		if (h.status != 403 || !strstr(h.body, "PERMISSION_DENIED"))
+			fail_msg("%s %s as a reader: %ld %s", denied[k][0], denied[k][1], h.status,
+				 h.body ? h.body : "");
+		free(h.body);
+	}
+	req("GET", "/healthz", 0, &h);
+	assert_int_equal(h.status, 200);
+	free(h.body);
+	/* root over the socket: an admin by its peer credentials */
+	req("GET", "/api/v1/events?type=exec", 1, &h);
+	assert_int_equal(h.status, 200);
+	assert_non_null(strstr(h.body, "\"argv\":[\"echo\""));
+	assert_null(strstr(h.body, "argv_withheld"));
+	free(h.body);
+	g_no_token = 0;
+	/* a wrong token: a reader */
+	char saved[sizeof(g_token)];
+	memcpy(saved, g_token, sizeof(saved));
+	snprintf(g_token, sizeof(g_token), "test-token-0123456789abcdeX");
+	req("DELETE", "/healthz", 0, &h);
+	assert_int_equal(h.status, 403);
+	free(h.body);
+	memcpy(g_token, saved, sizeof(saved));
+	req("DELETE", "/healthz", 0, &h);
+	assert_int_equal(h.status, 405); /* an admin: the method check */
+	free(h.body);
 }
 
 static void test_errors(void **state)
@@ -1302,6 +1377,7 @@ int main(void)
 		cmocka_unit_test(test_events_paging),
 		cmocka_unit_test(test_containers),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_reader_access),
 		cmocka_unit_test(test_nul_in_params),
 		cmocka_unit_test(test_healthz),
 		cmocka_unit_test(test_metrics),

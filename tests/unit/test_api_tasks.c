@@ -7,6 +7,7 @@
  * INVALID_ARGUMENT naming the parameter, and does nothing (a DELETE with a
  * typo deletes nothing, a POST with one creates nothing). */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -58,6 +59,9 @@ static void seed(const char *id)
 	sl_task_store_close(s);
 }
 
+#define TOKEN "tasks-test-token-0123456789"
+#define AUTH_HEADER "Authorization: Bearer " TOKEN
+
 static int setup(void **state)
 {
 	(void)state;
@@ -82,6 +86,12 @@ static int setup(void **state)
 	}
 	snprintf(g_agent.cfg.api.listen, sizeof(g_agent.cfg.api.listen), "127.0.0.1:0");
 	g_agent.cfg.api.threads = 2;
+	g_agent.cfg.api.admin_gid = (gid_t)-1;
+	/* task routes are admin-only: every request carries the bearer token */
+	snprintf(g_agent.cfg.api.token_file, sizeof(g_agent.cfg.api.token_file), "%s/api.token", g_dir);
+	int tfd = open(g_agent.cfg.api.token_file, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (tfd < 0 || write(tfd, TOKEN, strlen(TOKEN)) != (ssize_t)strlen(TOKEN) || close(tfd))
+		return -1;
 	g_agent.cfg.tasks.max_duration_s = 60;
 	g_agent.cfg.tasks.default_duration_s = 1;
 	g_agent.cfg.tasks.default_hz = 99;
@@ -147,12 +157,12 @@ static void req(const char *method, const char *path, const char *body, struct h
 		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
 	else if (strcmp(method, "GET"))
 		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	struct curl_slist *hdrs = NULL;
+	struct curl_slist *hdrs = curl_slist_append(NULL, AUTH_HEADER);
 	if (body) {
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	}
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, h);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
@@ -348,11 +358,14 @@ static void test_nul_in_path(void **state)
 	 * (0.9.75 closes after each of these answers) */
 	CURL *c = curl_easy_init();
 	assert_non_null(c);
+	struct curl_slist *auth = curl_slist_append(NULL, AUTH_HEADER);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, auth);
 	get_on(c, "/api/v1/tasks/path-1%00", 404);
 	get_on(c, "/api/v1/tasks/path-1", 200);
 	get_on(c, "/api/v1/tasks/path-1?x=%00", 400);
 	get_on(c, "/api/v1/tasks/path-1/result?format=svg", 200);
 	curl_easy_cleanup(c);
+	curl_slist_free_all(auth);
 	assert_int_equal(status_of("DELETE", "/api/v1/tasks/path-1"), 200);
 }
 

@@ -524,6 +524,31 @@ static void test_hybrid_resolve(void **state)
 	sl_attr_cache_free(c);
 }
 
+/* sl_cg_mounts_parse: the same line parser on text in memory, not
+ * NUL-terminated, no stat (ids stay 0). */
+static void test_mounts_from_buffer(void **state)
+{
+	(void)state;
+	static const char text[] =
+		"22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+		"35 31 0:32 / /c/mem\\040ory rw,relatime shared:12 - cgroup cgroup rw,memory\n"
+		"41 31 0:38 / /c/unified rw,relatime shared:5 - cgroup2 cgroup2 rw,nsdelegate\n"
+		"41 31 0:38 / /c/second rw - cgroup2 cgroup2 rwXXXX";
+	struct sl_cg_mounts m;
+	assert_int_equal(sl_cg_mounts_parse(text, sizeof(text) - 5, "memory", &m), 0);
+	assert_string_equal(m.v2, "/c/unified");
+	assert_string_equal(m.v1, "/c/mem ory");
+	assert_string_equal(m.v1_controller, "memory");
+	assert_int_equal(m.v1_hierarchy_id, -1);
+	assert_int_equal(m.v2_root_id, 0);
+	/* a line cut before its super options counts for nothing */
+	assert_int_equal(sl_cg_mounts_parse(text + 54, 65, "memory", &m), 0);
+	assert_string_equal(m.v1, "");
+	assert_int_equal(sl_cg_mounts_parse(NULL, 0, "memory", &m), -EINVAL);
+	assert_int_equal(sl_cg_mounts_parse("", 0, NULL, &m), 0);
+	assert_string_equal(m.v2, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -537,6 +562,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hybrid_resolve, fx_setup, fx_teardown),
 		cmocka_unit_test(test_rmdir_and_churn),
 		cmocka_unit_test(test_defaults_and_missing_mount),
+		cmocka_unit_test(test_mounts_from_buffer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

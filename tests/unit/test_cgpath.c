@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include "shared_cases.h"
 #include <jansson.h>
 
 #include "cgroup/attr.h"
@@ -205,9 +207,9 @@ static void test_kinds_and_errors(void **state)
 
 int main(void)
 {
-	const char *root = getenv("SL_SHARED_CASES");
 	char shared[512];
-	snprintf(shared, sizeof(shared), "%s/cgroup_path", root && *root ? root : "../shared/cases");
+	if (sl_shared_cases_dir("test_cgpath", "cgroup_path", shared, sizeof(shared)))
+		return sl_shared_cases_fail("test_cgpath");
 	struct tcase *cases = NULL;
 	size_t n = 0, cap = 0;
 	size_t ns = add_cases(shared, &cases, &n, &cap);

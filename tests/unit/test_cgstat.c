@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "shared_cases.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
@@ -69,11 +71,7 @@ static void write_file(const char *dir, const char *name, const char *text)
 	fclose(f);
 }
 
-static const char *shared_root(void)
-{
-	const char *e = getenv("SL_SHARED_CASES");
-	return e && *e ? e : "../shared/cases";
-}
+static const char *shared_root(void) { return sl_shared_cases_root(); }
 
 #define OWN_ROOT "tests/unit/cases"
 
@@ -1007,6 +1005,11 @@ static void host_smoke(void **s)
 
 int main(void)
 {
+	static const char *const kinds[] = {"memory", "cpu", "psi"};
+	char dir[512];
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (sl_shared_cases_dir("test_cgstat", kinds[i], dir, sizeof(dir)))
+			return sl_shared_cases_fail("test_cgstat");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(shared_memory),     cmocka_unit_test(shared_cpu),
 		cmocka_unit_test(shared_psi),        cmocka_unit_test(own_cases),

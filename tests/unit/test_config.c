@@ -38,6 +38,7 @@ static void defaults(void **state)
 	assert_int_equal(c.attribution.positive_ttl_s, 300);
 	assert_int_equal(c.attribution.negative_ttl_s, 30);
 	assert_int_equal(c.store.max_age_s, 7 * 86400);
+	assert_int_equal(c.store.max_bytes, 1ull << 30);
 	assert_int_equal(c.proc.ringbuf_bytes, 4u << 20);
 }
 
@@ -47,7 +48,7 @@ static void full_file(void **state)
 	struct sl_config c;
 	char err[256];
 	const char *y = "log_level: debug\n"
-			"store:\n  path: /tmp/x.db\n  max_age: 2d\n  max_rows: 500\n"
+			"store:\n  path: /tmp/x.db\n  max_age: 2d\n  max_rows: 500\n  max_bytes: 64MiB\n"
 			"api:\n  listen: 127.0.0.1:1234\n  unix_socket: /run/s.sock\n"
 			"attribution:\n  enabled: false\n  negative_ttl: 1m\n"
 			"proc:\n  exec_rate: 7\n  exec_burst: 9\n  ringbuf_size: 8MiB\n";
@@ -56,12 +57,38 @@ static void full_file(void **state)
 	assert_string_equal(c.store.path, "/tmp/x.db");
 	assert_int_equal(c.store.max_age_s, 2 * 86400);
 	assert_int_equal(c.store.max_rows, 500);
+	assert_int_equal(c.store.max_bytes, 64u << 20);
 	assert_string_equal(c.api.unix_socket, "/run/s.sock");
 	assert_int_equal(c.attribution.enabled, 0);
 	assert_int_equal(c.attribution.negative_ttl_s, 60);
 	assert_int_equal(c.proc.exec_rate, 7);
 	assert_int_equal(c.proc.exec_burst, 9);
 	assert_int_equal(c.proc.ringbuf_bytes, 8u << 20);
+}
+
+static void api_access_keys(void **state)
+{
+	(void)state;
+	struct sl_config c;
+	char err[256];
+	sl_config_defaults(&c);
+	assert_string_equal(c.api.unix_socket, "/run/sandlens/api.sock");
+	assert_string_equal(c.api.token_file, "/run/sandlens/api.token");
+	assert_string_equal(c.api.admin_group, "");
+	assert_int_equal(c.api.admin_gid, (gid_t)-1);
+	assert_int_equal(c.api.header_timeout_s, 10);
+	assert_int_equal(c.api.max_client_connections, 16);
+	const char *y = "api:\n  token_file: /etc/sl.token\n  admin_group: root\n  header_timeout: 3s\n"
+			"  max_client_connections: 4\n";
+	assert_int_equal(load(y, &c, err, sizeof(err)), 0);
+	assert_string_equal(c.api.token_file, "/etc/sl.token");
+	assert_string_equal(c.api.admin_group, "root");
+	assert_int_equal(c.api.admin_gid, 0);
+	assert_int_equal(c.api.header_timeout_s, 3);
+	assert_int_equal(c.api.max_client_connections, 4);
+	assert_int_equal(load("api:\n  token_file: \"\"\n", &c, err, sizeof(err)), 0);
+	assert_string_equal(c.api.token_file, "");
+	assert_int_equal(c.api.admin_gid, (gid_t)-1);
 }
 
 static void errors_name_the_key(void **state)
@@ -80,6 +107,12 @@ static void errors_name_the_key(void **state)
 		{"store:\n  max_age: 5 weeks\n", "store.max_age:"},
 		{"api:\n  listen: nowhere\n", "api.listen:"},
 		{"api:\n  unix_socket: relative.sock\n", "api.unix_socket:"},
+		{"api:\n  token_file: relative.token\n", "api.token_file: 'relative.token' is not an absolute path"},
+		{"api:\n  admin_group: no-such-group-sl\n", "api.admin_group: no such group 'no-such-group-sl'"},
+		{"api:\n  header_timeout: 0s\n", "api.header_timeout:"},
+		{"api:\n  header_timeout: soon\n", "api.header_timeout:"},
+		{"api:\n  max_client_connections: 0\n", "api.max_client_connections:"},
+		{"api:\n  max_client_connections: 5000\n", "api.max_client_connections:"},
 		{"api:\n  listen: [a, b]\n", "api.listen:"},
 		{"- a\n- b\n", "top level"},
 		{"store: {path: \"\"}\n", "store.path:"},
@@ -97,6 +130,8 @@ static void errors_name_the_key(void **state)
 		{"api:\n  listen:\n    host: a\n", "api.listen: expected a single value (got a mapping)"},
 		{"log_level: [debug]\n", "log_level: expected a single value (got a sequence)"},
 		{"store:\n  max_rows:\n", "store.max_rows: no value"},
+		{"store:\n  max_bytes: 512KiB\n", "store.max_bytes: 524288 is below 1MiB (0 = no limit)"},
+		{"store:\n  max_bytes: lots\n", "store.max_bytes: 'lots' is not a size"},
 		{"proc:\n  enabled: ~\n", "proc.enabled: no value"},
 		{"tasks:\n  store_path: ~\n", "tasks.store_path: no value"},
 		{"api:\n  unix_socket: null\n", "api.unix_socket: no value"},
@@ -284,6 +319,88 @@ static void duration_and_bytes(void **state)
 	assert_int_equal(sl_parse_bytes("1TiB", &v), -1);
 }
 
+/* n nested flow mappings under store ("store: {a: {a: ... 1}}") */
+static char *nested_flow(size_t n)
+{
+	char *y = malloc(16 + n * 5);
+	assert_non_null(y);
+	char *w = y + sprintf(y, "store: ");
+	for (size_t i = 0; i < n; i++)
+		w += sprintf(w, "{a: ");
+	*w++ = '1';
+	memset(w, '}', n);
+	strcpy(w + n, "\n");
+	return y;
+}
+
+/* Deep nesting is refused before libyaml loads it (its loader is quadratic
+ * in the depth: 40k levels took ~20 s); the message names the limit. */
+static void depth_limit(void **state)
+{
+	(void)state;
+	struct sl_config c;
+	char err[256];
+	/* at the limit: loaded, then refused for its (unknown) key, not its depth */
+	char *y = nested_flow(SL_CONFIG_MAX_DEPTH - 1); /* + the top-level mapping */
+	assert_int_equal(load(y, &c, err, sizeof(err)), -1);
+	assert_null(strstr(err, "depth limit"));
+	assert_non_null(strstr(err, "store.a"));
+	free(y);
+	y = nested_flow(SL_CONFIG_MAX_DEPTH);
+	assert_int_equal(load(y, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "depth limit"));
+	assert_non_null(strstr(err, "32"));
+	assert_non_null(strstr(err, ":1:"));
+	free(y);
+	y = nested_flow(10000);
+	assert_int_equal(load(y, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "depth limit"));
+	free(y);
+	/* block style, one level per line: the line of the first level too deep */
+	size_t n = 1000, cap = n * (n + 8); /* 0.5 MB, under the size limit */
+	y = malloc(cap);
+	assert_non_null(y);
+	char *w = y;
+	for (size_t i = 0; i < n; i++) {
+		memset(w, ' ', i);
+		w += i;
+		w += sprintf(w, i == n - 1 ? "a: 1\n" : "a:\n");
+	}
+	assert_int_equal(load(y, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "depth limit"));
+	assert_non_null(strstr(err, ":33:"));
+	free(y);
+	/* sequences count too */
+	char seq[256];
+	memset(seq, '[', 100);
+	memset(seq + 100, ']', 100);
+	strcpy(seq + 200, "\n");
+	sl_config_defaults(&c);
+	assert_int_equal(sl_config_load_buf(&c, "mem.yaml", seq, strlen(seq), err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "mem.yaml:1:"));
+	assert_non_null(strstr(err, "depth limit"));
+}
+
+/* The in-memory loader: same answers as the file loader, input not
+ * NUL-terminated, a size limit. */
+static void load_from_buffer(void **state)
+{
+	(void)state;
+	struct sl_config c;
+	char err[256];
+	const char y[] = "proc:\n  exec_rate: 7\nXXXX";
+	sl_config_defaults(&c);
+	assert_int_equal(sl_config_load_buf(&c, "b", y, sizeof(y) - 5, err, sizeof(err)), 0);
+	assert_int_equal(c.proc.exec_rate, 7);
+	size_t big = SL_CONFIG_MAX_BYTES + 1;
+	char *b = malloc(big);
+	assert_non_null(b);
+	memset(b, '#', big);
+	assert_int_equal(sl_config_load_buf(&c, "big.yaml", b, big, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "size limit"));
+	free(b);
+}
+
 /* The pressure section: ratios, defaults, and errors naming the key. */
 static void pressure_keys(void **state)
 {
@@ -345,6 +462,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults),
 		cmocka_unit_test(full_file),
+		cmocka_unit_test(api_access_keys),
 		cmocka_unit_test(errors_name_the_key),
 		cmocka_unit_test(syntax_error_has_line),
 		cmocka_unit_test(empty_file_is_defaults),
@@ -353,6 +471,8 @@ int main(void)
 		cmocka_unit_test(v1_controller_names),
 		cmocka_unit_test(accepted_values),
 		cmocka_unit_test(duration_and_bytes),
+		cmocka_unit_test(depth_limit),
+		cmocka_unit_test(load_from_buffer),
 		cmocka_unit_test(pressure_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

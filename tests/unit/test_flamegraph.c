@@ -29,7 +29,7 @@ __attribute__((noinline)) static char *render(struct sl_profile *p, int fmt, int
 	if (fmt == SL_FMT_FOLDED)
 		rc = sl_profile_write_folded(p, value, f);
 	else
-		rc = sl_profile_write(p, fmt, f);
+		rc = sl_profile_write(p, fmt, 1, f);
 	fclose(f);
 	assert_int_equal(rc, 0);
 	return buf;
@@ -165,7 +165,7 @@ static void test_formats(void **state)
 	assert_int_equal(sl_prof_format_from_path("x.png"), -1);
 	assert_int_equal(sl_prof_format_from_name("pprof"), SL_FMT_PPROF);
 	assert_int_equal(sl_prof_format_from_name("nope"), -1);
-	assert_int_equal(sl_profile_write(NULL, 99, stdout), -EINVAL);
+	assert_int_equal(sl_profile_write(NULL, 99, 1, stdout), -EINVAL);
 }
 
 static void test_chromium_renders(void **state)

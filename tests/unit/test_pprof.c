@@ -20,11 +20,11 @@
 
 static char tdir[64];
 
-static Perftools__Profiles__Profile *write_and_read(struct sl_profile *p, const char *path)
+static Perftools__Profiles__Profile *write_and_read_k(struct sl_profile *p, const char *path, int kaddrs)
 {
 	FILE *f = fopen(path, "wb");
 	assert_non_null(f);
-	assert_int_equal(sl_profile_write_pprof(p, f), 0);
+	assert_int_equal(sl_profile_write_pprof(p, kaddrs, f), 0);
 	fclose(f);
 	gzFile gz = gzopen(path, "rb");
 	assert_non_null(gz);
@@ -41,6 +41,11 @@ static Perftools__Profiles__Profile *write_and_read(struct sl_profile *p, const 
 	free(buf);
 	assert_non_null(pr);
 	return pr;
+}
+
+static Perftools__Profiles__Profile *write_and_read(struct sl_profile *p, const char *path)
+{
+	return write_and_read_k(p, path, 1);
 }
 
 static const char *S(const Perftools__Profiles__Profile *pr, int64_t i)
@@ -161,6 +166,56 @@ static void test_off_cpu(void **state)
 	sl_profile_free(p);
 }
 
+/* The kernel location of __schedule (fixture: 0xffffffff81001000). */
+static const Perftools__Profiles__Location *kernel_loc(const Perftools__Profiles__Profile *pr,
+							const Perftools__Profiles__Mapping **map)
+{
+	const Perftools__Profiles__Location *kl = NULL;
+	for (size_t i = 0; i < pr->n_location; i++) {
+		const Perftools__Profiles__Location *L = pr->location[i];
+		for (size_t m = 0; m < pr->n_mapping; m++)
+			if (pr->mapping[m]->id == L->mapping_id &&
+			    !strcmp(S(pr, pr->mapping[m]->filename), "[kernel.kallsyms]")) {
+				kl = L;
+				*map = pr->mapping[m];
+			}
+	}
+	assert_non_null(kl);
+	return kl;
+}
+
+/* kaddrs_visible = 0 (issue 8: no kernel address to a caller who could
+ * not read /proc/kallsyms): the kernel location and mapping carry 0, the
+ * rest is unchanged; = 1: the kernel address. */
+static void test_kernel_addresses(void **state)
+{
+	(void)state;
+	char path[128];
+	const Perftools__Profiles__Mapping *km = NULL;
+	snprintf(path, sizeof(path), "%s/kaddr.pb.gz", tdir);
+	struct sl_profile *p = fx_profile(SL_PROF_ON_CPU);
+
+	Perftools__Profiles__Profile *pr = write_and_read_k(p, path, 1);
+	const Perftools__Profiles__Location *kl = kernel_loc(pr, &km);
+	assert_int_equal(kl->address, 0xffffffff81001000ull);
+	assert_int_equal(km->memory_start, 0xffffffff81001000ull);
+	perftools__profiles__profile__free_unpacked(pr, NULL);
+
+	pr = write_and_read_k(p, path, 0);
+	kl = kernel_loc(pr, &km);
+	assert_int_equal(kl->address, 0);
+	assert_int_equal(km->memory_start, 0);
+	assert_true(km->memory_limit <= 1);
+	for (size_t i = 0; i < pr->n_location; i++)
+		assert_true(pr->location[i]->address < 0xffff000000000000ull);
+	for (size_t i = 0; i < pr->n_mapping; i++)
+		assert_true(pr->mapping[i]->memory_limit < 0xffff000000000000ull);
+	assert_int_equal(pr->n_location, 5);  /* nothing merged or lost */
+	assert_int_equal(pr->n_sample, 5);
+	perftools__profiles__profile__free_unpacked(pr, NULL);
+	sl_profile_free(p);
+}
+
 static void test_empty(void **state)
 {
 	(void)state;
@@ -185,7 +240,7 @@ static void test_go_tool_pprof(void **state)
 	snprintf(path, sizeof(path), "%s/go.pb.gz", tdir);
 	struct sl_profile *p = fx_profile(SL_PROF_ON_CPU);
 	FILE *f = fopen(path, "wb");
-	assert_int_equal(sl_profile_write_pprof(p, f), 0);
+	assert_int_equal(sl_profile_write_pprof(p, 1, f), 0);
 	fclose(f);
 	sl_profile_free(p);
 	snprintf(cmd, sizeof(cmd), "HOME=%s GOCACHE=%s/gocache go tool pprof -top %s 2>&1", tdir, tdir, path);
@@ -231,6 +286,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_on_cpu),
 		cmocka_unit_test(test_off_cpu),
+		cmocka_unit_test(test_kernel_addresses),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_go_tool_pprof),
 	};

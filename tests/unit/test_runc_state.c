@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -150,6 +151,25 @@ static void garbage_and_missing_root(void **state)
 	sl_runc_index_free(ix);
 }
 
+/* sl_runc_index_add_state: a state.json given as text, not NUL-terminated;
+ * malformed text and missing keys are counted errors. */
+static void state_from_buffer(void **state)
+{
+	(void)state;
+	struct sl_runc_index *ix = sl_runc_index_new("/nonexistent/sl-runc-buf");
+	assert_non_null(ix);
+	static const char st[] = "{\"id\":\"web1\",\"cgroup_paths\":{\"\":\"/u/mytest/web1\","
+				 "\"memory\":\"/m/mytest/web1\",\"x\":7}}XXXX";
+	assert_int_equal(sl_runc_index_add_state(ix, st, sizeof(st) - 5), 0);
+	assert_int_equal(sl_runc_index_size(ix), 2);
+	assert_int_equal(sl_runc_index_add_state(ix, "{\"id\":\"a\"}", 10), -EINVAL);
+	assert_int_equal(sl_runc_index_add_state(ix, "{\"id\":", 6), -EINVAL);
+	assert_int_equal(sl_runc_index_add_state(ix, "{\"id\":1,\"cgroup_paths\":{}}", 26), -EINVAL);
+	assert_int_equal(sl_runc_index_errors(ix), 3);
+	assert_int_equal(sl_runc_index_size(ix), 2);
+	sl_runc_index_free(ix);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +177,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(sees_new_and_removed_containers, setup, teardown),
 		cmocka_unit_test_setup_teardown(state_written_after_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(garbage_and_missing_root, setup, teardown),
+		cmocka_unit_test(state_from_buffer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

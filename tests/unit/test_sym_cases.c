@@ -8,6 +8,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "shared_cases.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -430,8 +432,8 @@ static void test_perfmap(void **state)
 
 int main(void)
 {
-	const char *root = getenv("SL_SHARED_CASES");
-	snprintf(dir, sizeof(dir), "%s/symbolization", root && *root ? root : "../shared/cases");
+	if (sl_shared_cases_dir("test_sym_cases", "symbolization", dir, sizeof(dir)))
+		return sl_shared_cases_fail("test_sym_cases");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shared_cases),
 		cmocka_unit_test(test_maps_edge_lines),

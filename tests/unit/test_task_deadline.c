@@ -240,7 +240,7 @@ static void deadline_case(struct fx *fx, int type)
 	char *body = NULL;
 	size_t len = 0;
 	const char *ctype = NULL;
-	assert_int_equal(sl_tasks_result(fx->ts, id, NULL, &body, &len, &ctype), -ENODATA);
+	assert_int_equal(sl_tasks_result(fx->ts, id, NULL, 1, &body, &len, &ctype), -ENODATA);
 	assert_null(body);
 	for (int w = 0; w < 5000 && sl_tasks_active(fx->ts); w += POLL_MS)
 		sleep_ms(POLL_MS);
@@ -254,10 +254,21 @@ static void deadline_case(struct fx *fx, int type)
 	wait_status_leaves(fx->ts, id, "running", 15000, st, sizeof(st), reason, sizeof(reason));
 	print_message("%s (not held): %s %s\n", tname, st, reason);
 	assert_string_equal(st, "done");
-	assert_int_equal(sl_tasks_result(fx->ts, id, "json", &body, &len, &ctype), 0);
+	assert_int_equal(sl_tasks_result(fx->ts, id, "json", 1, &body, &len, &ctype), 0);
 	assert_non_null(body);
 	assert_true(len > 0);
 	free(body);
+	if (type == SL_TASK_PROFILE_ON_CPU) {
+		/* the pprof without kernel addresses exists for callers who may
+		 * not see them (sl_kaddrs_visible), and with them for those who may */
+		for (int kv = 0; kv < 2; kv++) {
+			body = NULL;
+			assert_int_equal(sl_tasks_result(fx->ts, id, "pprof", kv, &body, &len, &ctype), 0);
+			assert_non_null(body);
+			assert_true(len > 0);
+			free(body);
+		}
+	}
 	for (int w = 0; w < 5000 && !fds_eq(count_fds(), base); w += POLL_MS)
 		sleep_ms(POLL_MS);
 	print_fds("after the second task", count_fds());

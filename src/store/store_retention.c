@@ -1,0 +1,151 @@
+/* Embedded store, retention: age, row count and byte cap, each in bounded
+ * DELETE chunks run by the writer thread between batches. */
+#include "store/store_internal.h"
+
+#include "common/log.h"
+#include "common/timefmt.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define MOD "store"
+
+/* The byte cap starts a pass above HIGH and trims to TARGET (percent of
+ * max_bytes): the hysteresis makes each pass delete a useful chunk, and
+ * pages freed by it are reused by later inserts, so the file stops growing. */
+#define BYTES_HIGH_PCT 90u
+#define BYTES_TARGET_PCT 80u
+/* Pages one incremental_vacuum step gives back (file over the cap). */
+#define VACUUM_PAGES 2048
+
+/* Runs one DELETE chunk; returns rows deleted or -1. */
+static int64_t delete_chunk(struct sl_store *s, sqlite3_stmt *st)
+{
+	static struct sl_log_limit lim = SL_LOG_LIMIT_INIT(60);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		sl_log_limited(&lim, SL_LOG_WARN, MOD, "retention delete failed: %s",
+			       sqlite3_errmsg(s->db));
+		return -1;
+	}
+	int64_t n = sqlite3_changes(s->db);
+	s->rows = (uint64_t)n > s->rows ? 0 : s->rows - (uint64_t)n;
+	atomic_fetch_add_explicit(&s->st_retention_deleted, (uint64_t)n, memory_order_relaxed);
+	return n;
+}
+
+int64_t sl_store_trim_bytes(struct sl_store *s, uint64_t incoming)
+{
+	const uint64_t max = s->cfg.max_bytes;
+	if (!max || !s->db)
+		return 0;
+	uint64_t used = sl_store_measure(s);
+	if (used + incoming <= max / 100 * BYTES_HIGH_PCT)
+		return 0;
+	uint64_t wal = atomic_load(&s->st_wal_bytes);
+	uint64_t db_used = atomic_load(&s->st_db_bytes);
+	uint64_t target = max / 100 * BYTES_TARGET_PCT;
+	/* The WAL is bounded separately (wal_limit): what the rows may take is
+	 * the target less the WAL as it is now and the batch about to come,
+	 * so that deleting (which itself writes WAL frames) never chases its
+	 * own tail. */
+	uint64_t walc = wal < s->wal_limit ? wal : s->wal_limit;
+	uint64_t room = walc + incoming;
+	uint64_t db_target = target > room ? target - room : 0;
+	int64_t total = 0;
+	for (int i = 0; i < 8 && db_used > db_target && s->rows > 0; i++) {
+		uint64_t per_row = db_used / s->rows;
+		if (!per_row)
+			per_row = 1;
+		uint64_t n = (db_used - db_target + per_row - 1) / per_row;
+		if (n > SL_STORE_RETENTION_CHUNK)
+			n = SL_STORE_RETENTION_CHUNK;
+		if (n > s->rows)
+			n = s->rows;
+		sqlite3_bind_int64(s->del_rows, 1, (int64_t)n);
+		int64_t d = delete_chunk(s, s->del_rows);
+		if (d < 0)
+			return -1;
+		atomic_fetch_add_explicit(&s->st_retention_bytes, (uint64_t)d, memory_order_relaxed);
+		total += d;
+		if (d == 0)
+			break;
+		sl_store_measure(s);
+		db_used = atomic_load(&s->st_db_bytes);
+	}
+	return total;
+}
+
+/* The byte phase of a pass: rows over the cap, then a file larger than the
+ * cap (a cap lowered on an existing store). Returns 1 while more remains. */
+static int bytes_step(struct sl_store *s, struct sl_store_retention *rp)
+{
+	const uint64_t max = s->cfg.max_bytes;
+	if (sl_store_trim_bytes(s, 0) < 0) {
+		rp->failed = 1;
+		return 0;
+	}
+	sl_store_measure(s);
+	uint64_t wal = atomic_load(&s->st_wal_bytes);
+	uint64_t file = atomic_load(&s->st_file_bytes);
+	/* The rows fit; the file itself may still be larger: give free pages
+	 * back when the store allows it. */
+	if (file + wal > max) {
+		if (s->incremental_vacuum) {
+			char sql[64];
+			snprintf(sql, sizeof(sql), "PRAGMA incremental_vacuum(%d)", VACUUM_PAGES);
+			if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+				rp->failed = 1;
+				return 0;
+			}
+			sl_store_measure(s);
+			return atomic_load(&s->st_file_bytes) < file &&
+			       atomic_load(&s->st_file_bytes) + wal > max;
+		}
+		if (!s->cap_warned) {
+			s->cap_warned = 1;
+			sl_warn(MOD, "%s: the file (%llu bytes) is larger than store.max_bytes (%llu); its rows fit, but a database made before auto_vacuum=INCREMENTAL cannot give pages back while open (run VACUUM offline); it does not grow further",
+				s->path, (unsigned long long)file, (unsigned long long)max);
+		}
+	}
+	return 0;
+}
+
+int sl_store_retention_step(struct sl_store *s, struct sl_store_retention *rp)
+{
+	const int64_t chunk = SL_STORE_RETENTION_CHUNK;
+	if (rp->phase == 0) {
+		rp->phase = 1;
+		if (s->cfg.max_age_s && s->cfg.max_age_s < (uint64_t)INT64_MAX / 1000000000u) {
+			int64_t cutoff = sl_time_now_ns() - (int64_t)s->cfg.max_age_s * 1000000000LL;
+			sqlite3_bind_int64(s->del_age, 1, cutoff);
+			sqlite3_bind_int64(s->del_age, 2, chunk);
+			int64_t n = delete_chunk(s, s->del_age);
+			if (n < 0)
+				rp->failed = 1;
+			else if (n == chunk)
+				rp->phase = 0; /* maybe more old rows */
+			return 1;
+		}
+	}
+	if (rp->phase == 1) {
+		if (s->cfg.max_rows && s->rows > s->cfg.max_rows) {
+			uint64_t extra = s->rows - s->cfg.max_rows;
+			sqlite3_bind_int64(s->del_rows, 1,
+					   extra < (uint64_t)chunk ? (int64_t)extra : chunk);
+			int64_t n = delete_chunk(s, s->del_rows);
+			if (n < 0) {
+				rp->failed = 1;
+				rp->phase = 2;
+				return 1;
+			}
+			if (n > 0 && s->rows > s->cfg.max_rows)
+				return 1;
+		}
+		rp->phase = 2;
+	}
+	if (s->cfg.max_bytes)
+		return bytes_step(s, rp);
+	return 0;
+}
