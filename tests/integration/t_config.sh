@@ -67,6 +67,14 @@ attribution:
 expect_error "bad byte size" 2 proc.ringbuf_size "$base
 proc:
   ringbuf_size: lots"
+expect_error "pressure budget not a decimal" 2 pressure.cpu_budget "$base
+pressure:
+  cpu_budget: 10%"
+expect_error "pressure cgroup name escapes" 2 pressure.cgroup.name "$base
+pressure:
+  cgroup:
+    enabled: true
+    name: ../x"
 expect_error "negative count" 2 store.max_rows "$base
 store:
   path: $SL_TMP/db.sqlite
