@@ -1,5 +1,7 @@
-/* Exec flood control (PROC-5): the token bucket per (ppid, comm), shared
- * verbatim by bpf/proc.bpf.c and the unit tests (tests/unit/test_token_bucket.c).
+/* Event flood control (PROC-5): the token buckets of the proc module (exec
+ * per (ppid, comm); exit and signal per (cgroup, comm)) and of sched_delay,
+ * shared verbatim by the BPF programs and the unit tests
+ * (tests/unit/test_token_bucket.c).
  *
  * State is struct sl_exec_bucket (events.h): tokens in units of 1e-9 token,
  * the last refill time (CLOCK_MONOTONIC ns) and `pending`, the events of the
@@ -15,6 +17,22 @@
 
 #define SL_NSEC_PER_SEC 1000000000ULL
 #define SL_BUCKET_MAX_GAP_NS (10ULL * SL_NSEC_PER_SEC)
+/* Largest runtime rate shift (sl_bucket_scale): rates divided by up to 256. */
+#define SL_RATE_SHIFT_MAX 8
+
+/* A configured rate or burst v under the runtime rate shift (degradation
+ * step "raise the event drop rate", bpf/proc.bpf.c rate_shift): v >> shift,
+ * but at least 1 when v != 0 (a limit never turns into "no events at all";
+ * v == 0, "no limit", stays 0). shift is clamped to SL_RATE_SHIFT_MAX. */
+static inline __u64 sl_bucket_scale(__u64 v, __u32 shift)
+{
+	__u64 r;
+
+	if (shift > SL_RATE_SHIFT_MAX)
+		shift = SL_RATE_SHIFT_MAX;
+	r = v >> shift;
+	return r || !v ? r : 1;
+}
 
 /* A fresh bucket: full. */
 static inline void sl_bucket_init(struct sl_exec_bucket *b, __u64 now, __u64 burst)
@@ -22,6 +40,8 @@ static inline void sl_bucket_init(struct sl_exec_bucket *b, __u64 now, __u64 bur
 	b->tokens_nano = burst * SL_NSEC_PER_SEC;
 	b->last_ns = now;
 	b->pending = 0;
+	b->pending_rb = 0;
+	b->pending_abn = 0;
 }
 
 /* Take one token at time now. Returns 1 = deliver, with *carried = the
@@ -49,11 +69,34 @@ static inline int sl_bucket_take(struct sl_exec_bucket *b, __u64 now, __u64 rate
 	return 1;
 }
 
+/* Move a sub-count of pending (pending_rb, pending_abn) out on delivery;
+ * returns what it held. */
+static inline __u64 sl_bucket_take_sub(__u64 *sub)
+{
+	return __sync_lock_test_and_set(sub, 0);
+}
+
 /* A delivery could not be completed (ring buffer full): put this event and
  * what it carried back into pending, for the next delivery to report. */
 static inline void sl_bucket_undeliver(struct sl_exec_bucket *b, __u64 carried)
 {
 	__sync_fetch_and_add(&b->pending, carried + 1);
+}
+
+/* As sl_bucket_undeliver, and remember that this event (and carried_rb of
+ * the ones it carried) were lost to the ring buffer, not to the rate: an
+ * idle bucket's pending is then counted under the right drop reason. */
+static inline void sl_bucket_undeliver_rb(struct sl_exec_bucket *b, __u64 carried, __u64 carried_rb)
+{
+	__sync_fetch_and_add(&b->pending_rb, carried_rb + 1);
+	__sync_fetch_and_add(&b->pending, carried + 1);
+}
+
+/* Of the pending count of a removed bucket, how many were lost to the ring
+ * buffer (at most pending); the rest were rate limited. */
+static inline __u64 sl_bucket_pending_rb(const struct sl_exec_bucket *b)
+{
+	return b->pending_rb < b->pending ? b->pending_rb : b->pending;
 }
 
 #endif
