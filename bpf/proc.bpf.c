@@ -130,6 +130,7 @@ static __always_inline struct sl_exec_bucket *bucket_get(void *map, void *k, __u
 /* The exit_buckets key of task t for event kind. */
 static __always_inline void exit_key(struct sl_exit_key *k, struct task_struct *t, __u32 kind)
 {
+	__builtin_memset(k, 0, sizeof(*k)); /* comm bytes after the NUL are part of the key */
 	k->cgroup_id = sl_task_cgroup_id(t);
 	k->cgroup_v1_id = sl_task_cgroup_v1_id(t);
 	bpf_probe_read_kernel_str(k->comm, sizeof(k->comm), &t->comm);

@@ -9,8 +9,7 @@
  * capped at burst tokens; an idle gap counts at most 10 s (keeps the product
  * elapsed * rate below 2^63 for rate <= 1e6). `pending` is updated with
  * atomic add / exchange so concurrent CPUs never lose a count; the token
- * arithmetic itself is unlocked (a race can let one extra event through,
- * never lose one).
+ * arithmetic uses compare-and-swap (see sl_bucket_take).
  */
 #ifndef SANDLENS_TOKEN_BUCKET_H
 #define SANDLENS_TOKEN_BUCKET_H
@@ -46,25 +45,48 @@ static inline void sl_bucket_init(struct sl_exec_bucket *b, __u64 now, __u64 bur
 
 /* Take one token at time now. Returns 1 = deliver, with *carried = the
  * pending count moved out (to be reported as truncated_count); 0 = suppress
- * (pending incremented). */
+ * (pending incremented).
+ *
+ * Concurrent CPUs: the refill interval is claimed by advancing last_ns with
+ * compare-and-swap (so two CPUs never both add the same elapsed time), and
+ * the token count is updated with compare-and-swap (so two CPUs never both
+ * spend the same token): deliveries never exceed burst + rate * time. After
+ * SL_BUCKET_CAS_TRIES failed swaps (heavy contention) the update is a plain
+ * store, which may let one extra event through but never loses a count. */
+#define SL_BUCKET_CAS_TRIES 4
 static inline int sl_bucket_take(struct sl_exec_bucket *b, __u64 now, __u64 rate, __u64 burst,
 				 __u64 *carried)
 {
-	__u64 cap = burst * SL_NSEC_PER_SEC, tokens, elapsed;
+	__u64 cap = burst * SL_NSEC_PER_SEC, add = 0, tok, t, nt = 0;
+	int ok = 0, done = 0;
 
-	elapsed = now > b->last_ns ? now - b->last_ns : 0;
-	if (elapsed > SL_BUCKET_MAX_GAP_NS)
-		elapsed = SL_BUCKET_MAX_GAP_NS;
-	tokens = b->tokens_nano + elapsed * rate;
-	if (tokens > cap)
-		tokens = cap;
-	b->last_ns = now;
-	if (tokens < SL_NSEC_PER_SEC) {
-		b->tokens_nano = tokens;
+	for (int i = 0; i < SL_BUCKET_CAS_TRIES; i++) {
+		__u64 last = b->last_ns, elapsed;
+		if (now <= last)
+			break;
+		elapsed = now - last;
+		if (elapsed > SL_BUCKET_MAX_GAP_NS)
+			elapsed = SL_BUCKET_MAX_GAP_NS;
+		if (__sync_val_compare_and_swap(&b->last_ns, last, now) == last) {
+			add = elapsed * rate;
+			break;
+		}
+	}
+	for (int i = 0; i < SL_BUCKET_CAS_TRIES && !done; i++) {
+		tok = b->tokens_nano;
+		t = tok + add;
+		if (t > cap)
+			t = cap;
+		ok = t >= SL_NSEC_PER_SEC;
+		nt = ok ? t - SL_NSEC_PER_SEC : t;
+		done = __sync_val_compare_and_swap(&b->tokens_nano, tok, nt) == tok;
+	}
+	if (!done)
+		b->tokens_nano = nt;
+	if (!ok) {
 		__sync_fetch_and_add(&b->pending, 1);
 		return 0;
 	}
-	b->tokens_nano = tokens - SL_NSEC_PER_SEC;
 	*carried = __sync_lock_test_and_set(&b->pending, 0);
 	return 1;
 }

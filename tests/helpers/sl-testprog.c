@@ -30,8 +30,10 @@
  *                     at most 64 alive at a time; each child exits at once:
  *                     MODE exit0 = exit(0), exit3 = exit(3), segv = a real
  *                     SIGSEGV, mix = every 10th segv, every 10th+1 exit 3,
- *                     the rest exit 0. Prints {"children":N,"exit0":..,
- *                     "exit3":..,"segv":..,"seconds":..}.
+ *                     the rest exit 0. Then sleep 1.5 s (the agent's token
+ *                     buckets refill), fork one more child that dies of
+ *                     SIGSEGV (counted), and print {"children":N+1,
+ *                     "exit0":..,"exit3":..,"segv":..,"seconds":<bomb phase>}.
  *   spin SECONDS      busy loop in sl_spin_busy_loop() (noinline) for SECONDS
  *                     of wall time (a stable symbol for profiling tests)
  *
@@ -234,9 +236,19 @@ static int bomb_kind(const char *m, long i)
 static int do_forkbomb(long n, const char *mode)
 {
 	long alive = 0, cnt[3] = {0, 0, 0};
-	double t0 = now_s();
-	for (long i = 0; i < n; i++) {
-		int k = bomb_kind(mode, i);
+	double t0 = now_s(), secs = 0;
+	for (long i = 0; i <= n; i++) {
+		int k = i == n ? 11 : bomb_kind(mode, i);
+		if (i == n) { /* the final crash after the pause */
+			while (alive > 0) {
+				if (wait(NULL) > 0)
+					alive--;
+				else if (errno != EINTR)
+					break;
+			}
+			secs = now_s() - t0;
+			sleep_s(1.5);
+		}
 		while (alive >= 64) {
 			if (wait(NULL) > 0)
 				alive--;
@@ -271,8 +283,8 @@ static int do_forkbomb(long n, const char *mode)
 		else if (errno != EINTR)
 			break;
 	}
-	printf("{\"children\":%ld,\"exit0\":%ld,\"exit3\":%ld,\"segv\":%ld,\"seconds\":%.3f}\n", n, cnt[0], cnt[1],
-	       cnt[2], now_s() - t0);
+	printf("{\"children\":%ld,\"exit0\":%ld,\"exit3\":%ld,\"segv\":%ld,\"seconds\":%.3f}\n", n + 1, cnt[0],
+	       cnt[1], cnt[2], secs);
 	fflush(stdout);
 	return 0;
 }
