@@ -11,20 +11,14 @@
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/container.sh"
 source "$(dirname "$0")/../lib/checks.sh"
+source "$(dirname "$0")/lib_sched.sh"
 sl_init
 sl_require_agent_env
 ct_require
 sl_require_cmd bpftool
 
 sl_agent_start ""
-# the agent's map ids: map_id lines of its BPF map fds' fdinfo
-map_id() {
-	local id
-	for id in $(grep -h '^map_id:' /proc/"$SL_AGENT_PID"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un); do
-		[ "$(bpftool map show id "$id" -j 2>/dev/null | jq -r .name)" = "$1" ] && { echo "$id"; return; }
-	done
-}
-WID=$(map_id sched_watch) HID=$(map_id sched_hist)
+WID=$(sched_map_id sched_watch) HID=$(sched_map_id sched_hist)
 [ -n "$WID" ] && [ -n "$HID" ] || skip "no map_id in the agent's fdinfo (kernel too old) or bpftool cannot show the maps"
 # cgroup ids (v2 and v1) of every key in a map dump
 ids() { bpftool map dump id "$1" -j 2>/dev/null | jq -r '[.. | objects | select(has("cgroup_id")) | .cgroup_id, .cgroup_v1_id] | map(tostring) | unique | .[]'; }
