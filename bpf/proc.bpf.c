@@ -4,8 +4,10 @@
  *
  * Hooks (all portable tracepoints; one optional kprobe):
  *   tp_btf/sched_process_exec  exec (+ token bucket per (ppid, comm))
- *   tp_btf/sched_process_exit  process exit (last thread of the group)
+ *   tp_btf/sched_process_exit  process exit (last thread of the group;
+ *                              + token bucket per (cgroup, comm))
  *   tp_btf/signal_generate     signals whose default action terminates
+ *                              (+ token bucket per target (cgroup, comm))
  *   tp_btf/mark_victim         OOM victim (6.1.y+/6.x proto: task, uid)
  *   tp/oom/mark_victim         fallback for kernels whose proto is (pid)
  *   kprobe/oom_kill_process    optional: exact OOM constraint from
@@ -22,23 +24,19 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Runtime rate scaling (written by user space through skel->bss, see
+ * sl_proc_set_rate_shift): every proc token bucket refills at
+ * rate >> rate_shift and holds burst >> rate_shift tokens (each at least 1
+ * when non-zero; sl_bucket_scale). 0 = the configured rates. */
+volatile __u32 rate_shift = 0;
+
 /* Set by user space before load (see src/modules/proc.c). */
 const volatile __u64 exec_rate = 50;   /* tokens per second; 0 = no limit */
 const volatile __u64 exec_burst = 100; /* bucket size */
+const volatile __u64 exit_rate = 50;   /* exits and fatal signals: tokens/s per key; 0 = no limit */
+const volatile __u64 exit_burst = 100;
 const volatile __u32 fatal_only = 1;   /* signals: require SIG_DFL disposition */
 const volatile int v1_hierarchy_id = -1; /* cgroup events: v1 hierarchy to report */
-/* Written by user space at run time (sl_proc_set_rate_shift, 0..8): every
- * token bucket's rate and burst are >> rate_shift (min 1) under pressure. */
-volatile __u32 rate_shift = 0;
-
-static __always_inline __u64 shifted(__u64 v)
-{
-	__u32 sh = rate_shift;
-	if (sh > 8)
-		sh = 8;
-	v >>= sh;
-	return v ? v : 1;
-}
 
 /* Signals whose default action is terminate or core dump (signal(7)). */
 #define FATAL_SIG_MASK                                                          \
@@ -68,6 +66,13 @@ struct {
 	__type(key, struct sl_exec_key);
 	__type(value, struct sl_exec_bucket);
 } exec_buckets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* proc.exec_buckets */
+	__type(key, struct sl_exit_key);
+	__type(value, struct sl_exec_bucket);
+} exit_buckets SEC(".maps");
 
 /* Constraint seen by kprobe/oom_kill_process for the current task. */
 struct oom_ctx {
@@ -107,18 +112,30 @@ static __always_inline void fill_hdr(struct sl_hdr *h, __u32 type)
 	h->ts_ns = bpf_ktime_get_ns();
 }
 
-/* Bucket of key k, created full when absent. NULL when the table is full. */
-static __always_inline struct sl_exec_bucket *exec_bucket_get(struct sl_exec_key *k, __u64 now)
+/* Bucket of key k in map, created full (burst tokens) when absent. NULL
+ * when the table is full. */
+static __always_inline struct sl_exec_bucket *bucket_get(void *map, void *k, __u64 now, __u64 burst)
 {
-	struct sl_exec_bucket *b = bpf_map_lookup_elem(&exec_buckets, k);
+	struct sl_exec_bucket *b = bpf_map_lookup_elem(map, k);
 
 	if (!b) {
 		struct sl_exec_bucket nb;
-		sl_bucket_init(&nb, now, shifted(exec_burst));
-		bpf_map_update_elem(&exec_buckets, k, &nb, BPF_NOEXIST);
-		b = bpf_map_lookup_elem(&exec_buckets, k);
+		sl_bucket_init(&nb, now, burst);
+		bpf_map_update_elem(map, k, &nb, BPF_NOEXIST);
+		b = bpf_map_lookup_elem(map, k);
 	}
 	return b;
+}
+
+/* The exit_buckets key of task t for event kind. */
+static __always_inline void exit_key(struct sl_exit_key *k, struct task_struct *t, __u32 kind)
+{
+	__builtin_memset(k, 0, sizeof(*k)); /* comm bytes after the NUL are part of the key */
+	k->cgroup_id = sl_task_cgroup_id(t);
+	k->cgroup_v1_id = sl_task_cgroup_v1_id(t);
+	bpf_probe_read_kernel_str(k->comm, sizeof(k->comm), &t->comm);
+	k->kind = kind;
+	k->pad = 0;
 }
 
 static __always_inline void mark_exec_suppressed(struct task_struct *p)
@@ -134,7 +151,8 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	struct sl_exec_bucket *b = NULL;
 	struct sl_exec_key key = {};
 	struct sl_exec_event *e;
-	__u64 now = bpf_ktime_get_ns(), carried = 0;
+	__u64 now = bpf_ktime_get_ns(), carried = 0, carried_rb = 0;
+	__u64 rate = sl_bucket_scale(exec_rate, rate_shift), burst = sl_bucket_scale(exec_burst, rate_shift);
 	unsigned long arg_start, arg_end, len;
 	int r;
 
@@ -142,25 +160,28 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	key.ppid = BPF_CORE_READ(p, real_parent, tgid);
 	bpf_probe_read_kernel_str(key.comm, sizeof(key.comm), &p->comm);
 
-	if (exec_rate) {
-		b = exec_bucket_get(&key, now);
+	if (rate) {
+		b = bucket_get(&exec_buckets, &key, now, burst);
 		if (!b) {
 			stat_inc(SL_ST_EXEC_KEY_TABLE_FULL, 1);
 			mark_exec_suppressed(p);
 			return 0;
 		}
-		if (!sl_bucket_take(b, now, shifted(exec_rate), shifted(exec_burst), &carried)) {
+		if (!sl_bucket_take(b, now, rate, burst, &carried)) {
 			stat_inc(SL_ST_EXEC_RATE_LIMITED, 1);
 			mark_exec_suppressed(p);
 			return 0;
 		}
+		carried_rb = sl_bucket_take_sub(&b->pending_rb);
 	}
 
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(SL_ST_EXEC_RB_FAIL, 1);
 		if (b) /* carry this one and what it carried to the next delivery */
-			sl_bucket_undeliver(b, carried);
+			sl_bucket_undeliver_rb(b, carried, carried_rb);
+		else
+			stat_inc(SL_ST_EXEC_RB_LOST, 1);
 		mark_exec_suppressed(p);
 		return 0;
 	}
@@ -195,8 +216,11 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *p)
 {
+	struct sl_exec_bucket *b = NULL;
 	struct sl_exit_event *e;
-	__u64 now = bpf_ktime_get_ns();
+	struct sl_exit_key key;
+	__u64 now = bpf_ktime_get_ns(), carried = 0, carried_rb = 0, carried_abn = 0;
+	__u64 rate = sl_bucket_scale(exit_rate, rate_shift), burst = sl_bucket_scale(exit_burst, rate_shift);
 	int code;
 
 	/* One event per process: the last thread of the group (signal->live is
@@ -205,6 +229,7 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 		return 0;
 	if (BPF_CORE_READ(p, flags) & 0x00200000 /* PF_KTHREAD */)
 		return 0;
+	stat_inc(SL_ST_EXIT_SEEN, 1);
 	code = BPF_CORE_READ(p, exit_code);
 	if (code == 0) {
 		__u32 *f = bpf_task_storage_get(&exec_suppressed, p, 0, 0);
@@ -213,9 +238,33 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 			return 0;
 		}
 	}
+	if (rate) {
+		exit_key(&key, p, SL_EXK_EXIT);
+		b = bucket_get(&exit_buckets, &key, now, burst);
+		if (!b) {
+			stat_inc(SL_ST_EXIT_KEY_TABLE_FULL, 1);
+			return 0;
+		}
+		if (!sl_bucket_take(b, now, rate, burst, &carried)) {
+			stat_inc(SL_ST_EXIT_RATE_LIMITED, 1);
+			if (code) {
+				stat_inc(SL_ST_EXIT_ABN_RATE_LIMITED, 1);
+				__sync_fetch_and_add(&b->pending_abn, 1);
+			}
+			return 0;
+		}
+		carried_rb = sl_bucket_take_sub(&b->pending_rb);
+		carried_abn = sl_bucket_take_sub(&b->pending_abn);
+	}
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(SL_ST_EXIT_RB_FAIL, 1);
+		if (b) {
+			__sync_fetch_and_add(&b->pending_abn, carried_abn + (code ? 1 : 0));
+			sl_bucket_undeliver_rb(b, carried, carried_rb);
+		} else {
+			stat_inc(SL_ST_EXIT_RB_LOST, 1);
+		}
 		return 0;
 	}
 	fill_hdr(&e->hdr, SL_EV_EXIT);
@@ -226,6 +275,8 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 	e->signal = code & 0x7f;
 	e->core_dumped = (code & 0x80) ? 1 : 0;
 	e->lifetime_ns = now - BPF_CORE_READ(p, group_leader, start_time);
+	e->truncated_count = carried;
+	e->truncated_abnormal = carried_abn;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
@@ -234,8 +285,12 @@ SEC("tp_btf/signal_generate")
 int BPF_PROG(handle_signal, int sig, struct kernel_siginfo *info, struct task_struct *task,
 	     int group, int result)
 {
+	struct sl_exec_bucket *b = NULL;
 	struct sl_signal_event *e;
 	struct task_struct *cur;
+	struct sl_exit_key key;
+	__u64 now = bpf_ktime_get_ns(), carried = 0, carried_rb = 0;
+	__u64 rate = sl_bucket_scale(exit_rate, rate_shift), burst = sl_bucket_scale(exit_burst, rate_shift);
 
 	if (sig <= 0 || sig >= 64 || !((FATAL_SIG_MASK >> sig) & 1))
 		return 0;
@@ -246,12 +301,32 @@ int BPF_PROG(handle_signal, int sig, struct kernel_siginfo *info, struct task_st
 		if (handler != (void *)0 /* SIG_DFL */)
 			return 0;
 	}
+	stat_inc(SL_ST_SIGNAL_SEEN, 1);
+	if (rate) {
+		exit_key(&key, task, SL_EXK_SIGNAL);
+		b = bucket_get(&exit_buckets, &key, now, burst);
+		if (!b) {
+			stat_inc(SL_ST_SIGNAL_KEY_TABLE_FULL, 1);
+			return 0;
+		}
+		if (!sl_bucket_take(b, now, rate, burst, &carried)) {
+			stat_inc(SL_ST_SIGNAL_RATE_LIMITED, 1);
+			return 0;
+		}
+		carried_rb = sl_bucket_take_sub(&b->pending_rb);
+	}
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(SL_ST_SIGNAL_RB_FAIL, 1);
+		if (b)
+			sl_bucket_undeliver_rb(b, carried, carried_rb);
+		else
+			stat_inc(SL_ST_SIGNAL_RB_LOST, 1);
 		return 0;
 	}
 	fill_hdr(&e->hdr, SL_EV_SIGNAL);
+	e->hdr.ts_ns = now;
+	e->truncated_count = carried;
 	cur = bpf_get_current_task_btf();
 	sl_fill_task_id(&e->sender, cur);
 	sl_fill_task_id(&e->target, task);

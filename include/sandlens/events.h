@@ -86,6 +86,11 @@ struct sl_exit_event {
 	__u32 core_dumped; /* task->exit_code & 0x80 */
 	__u32 pad;
 	__u64 lifetime_ns; /* exit time - group_leader->start_time */
+	/* exit events of the same (cgroup, comm) key not delivered since the
+	 * previous delivered one (exit token bucket, full ring buffer), and how
+	 * many of those were abnormal (non-zero code or a signal). */
+	__u64 truncated_count;
+	__u64 truncated_abnormal;
 };
 
 struct sl_signal_event {
@@ -94,6 +99,9 @@ struct sl_signal_event {
 	struct sl_task_id target;
 	__u32 signal;
 	__s32 si_code;  /* siginfo si_code: <=0 user (kill/tgkill), >0 kernel */
+	/* fatal signals to the target's (cgroup, comm) key not delivered since
+	 * the previous delivered one (token bucket, full ring buffer) */
+	__u64 truncated_count;
 };
 
 enum sl_oom_constraint {
@@ -143,6 +151,18 @@ enum sl_proc_stat {
 	 * delivered: not sent, counted here (a storm's exits cost as much as
 	 * its execs; abnormal exits are always sent) */
 	SL_ST_EXIT_SUPPRESSED,
+	/* events lost outright to a full ring buffer when no token bucket
+	 * could carry them (rate 0 = no limit) */
+	SL_ST_EXEC_RB_LOST,
+	SL_ST_EXIT_RB_LOST,
+	SL_ST_SIGNAL_RB_LOST,
+	SL_ST_EXIT_RATE_LIMITED,    /* exits suppressed by the (cgroup, comm) bucket */
+	SL_ST_EXIT_ABN_RATE_LIMITED,/* of which abnormal (non-zero code, signal) */
+	SL_ST_EXIT_KEY_TABLE_FULL,  /* exits dropped: no room for a new bucket */
+	SL_ST_SIGNAL_RATE_LIMITED,  /* fatal signals suppressed by the bucket */
+	SL_ST_SIGNAL_KEY_TABLE_FULL,
+	SL_ST_SIGNAL_SEEN,          /* fatal signals that passed the filters */
+	SL_ST_EXIT_SEEN,            /* process exits (last thread, no kthread) */
 	SL_ST_MAX,
 };
 
@@ -153,10 +173,30 @@ struct sl_exec_key {
 	char comm[SL_COMM_LEN];
 };
 
+/* Token bucket state per key (exec_buckets, exit_buckets, sched_watch). */
 struct sl_exec_bucket {
 	__u64 tokens_nano; /* tokens * 1e9 */
 	__u64 last_ns;     /* last refill, CLOCK_MONOTONIC */
 	__u64 pending;     /* suppressed since the last delivered event */
+	__u64 pending_rb;  /* of pending: lost to a full ring buffer */
+	__u64 pending_abn; /* of pending (exit keys): abnormal exits */
+};
+
+/* Kinds of events sharing map `exit_buckets`. */
+enum sl_exit_kind {
+	SL_EXK_EXIT = 1,
+	SL_EXK_SIGNAL = 2,
+};
+
+/* Token bucket key of exit and fatal-signal events in map `exit_buckets`:
+ * the (target) task's cgroup pair and comm: a fork bomb has one key however
+ * its parents fan out. */
+struct sl_exit_key {
+	__u64 cgroup_id;
+	__u64 cgroup_v1_id;
+	char comm[SL_COMM_LEN];
+	__u32 kind; /* enum sl_exit_kind */
+	__u32 pad;
 };
 
 

@@ -1,6 +1,7 @@
 /* YAML configuration: libyaml document API, a table of known keys. */
 #include "agent/config.h"
 #include "common/log.h"
+#include "modules/proc_redact.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -12,7 +13,7 @@
 #include <string.h>
 #include <yaml.h>
 
-enum kind { K_STR, K_BOOL, K_UINT, K_DURATION, K_BYTES, K_LOGLEVEL, K_DURATION_NS, K_V1_CONTROLLER, K_RATIO };
+enum kind { K_STR, K_BOOL, K_UINT, K_DURATION, K_BYTES, K_LOGLEVEL, K_DURATION_NS, K_V1_CONTROLLER, K_REDACT, K_RATIO };
 
 /* attribution.v1_controller: the cgroup v1 controllers of the kernel
  * (cgroup_subsys_id, "blkio" being io_cgrp_id), docs/CONFIG.md. A fixed list,
@@ -61,6 +62,9 @@ static const struct key keys[] = {
 	{"proc.exec_buckets", K_UINT, F(proc.exec_buckets), 64, 1u << 20},
 	{"proc.ringbuf_size", K_BYTES, F(proc.ringbuf_bytes), 4096, 1u << 30},
 	{"proc.fatal_signals_only", K_BOOL, F(proc.fatal_signals_only), 0, 0},
+	{"proc.exit_rate", K_UINT, F(proc.exit_rate), 0, 1000000},
+	{"proc.exit_burst", K_UINT, F(proc.exit_burst), 1, 1000000},
+	{"proc.redact_args", K_REDACT, F(proc.redact), 0, 0},
 	{"sched.enabled", K_BOOL, F(sched.enabled), 0, 0},
 	{"sched.watch", K_STR, F(sched.watch), 0, 0},
 	{"sched.delay_threshold", K_DURATION_NS, F(sched.delay_threshold_ns), 1000, 60000000000ull},
@@ -134,6 +138,13 @@ void sl_config_defaults(struct sl_config *c)
 	c->proc.exec_buckets = 16384;
 	c->proc.ringbuf_bytes = 4u << 20;
 	c->proc.fatal_signals_only = 1;
+	c->proc.exit_rate = 50;
+	c->proc.exit_burst = 100;
+	{
+		static const char *const redact[] = {SL_REDACT_DEFAULTS};
+		for (size_t i = 0; i < sizeof(redact) / sizeof(redact[0]) && i < SL_REDACT_MAX; i++)
+			snprintf(c->proc.redact[c->proc.nredact++], SL_REDACT_LEN, "%s", redact[i]);
+	}
 	c->sched.enabled = 1;
 	snprintf(c->sched.watch, sizeof(c->sched.watch), "all");
 	c->sched.delay_threshold_ns = 1000000;
@@ -241,6 +252,10 @@ static int set_value(struct sl_config *c, const struct key *k, const char *v, ch
 	uint64_t u = 0;
 
 	switch (k->kind) {
+	case K_REDACT: /* a sequence: set_redact */
+		snprintf(err, errlen, "%s: expected a list of patterns, e.g. [\"password=\", \"--token\"] ([] = none)",
+			 k->name);
+		return -1;
 	case K_V1_CONTROLLER:
 		for (const char *const *ch = v1_controllers; *ch; ch++)
 			if (!strcmp(v, *ch)) {
@@ -373,6 +388,45 @@ static const char *node_kind(const yaml_node_t *n)
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
+/* proc.redact_args: a sequence of pattern strings (an empty one = none). */
+static int set_redact(struct sl_config *c, const struct key *k, yaml_document_t *doc, yaml_node_t *seq,
+		      char *err, size_t errlen)
+{
+	unsigned n = 0;
+
+	for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
+		yaml_node_t *in = yaml_document_get_node(doc, *it);
+		const char *v, *why = NULL;
+		unsigned idx = (unsigned)(it - seq->data.sequence.items.start);
+
+		if (!in || in->type != YAML_SCALAR_NODE || is_null(in)) {
+			snprintf(err, errlen, "%s[%u]: expected a pattern string (got %s)", k->name, idx,
+				 in && in->type == YAML_SCALAR_NODE ? "null" : node_kind(in));
+			return -1;
+		}
+		v = (const char *)in->data.scalar.value;
+		if (strlen(v) != in->data.scalar.length) {
+			snprintf(err, errlen, "%s[%u]: value contains a NUL byte", k->name, idx);
+			return -1;
+		}
+		if (n >= SL_REDACT_MAX) {
+			snprintf(err, errlen, "%s: more than %d patterns", k->name, SL_REDACT_MAX);
+			return -1;
+		}
+		if (strlen(v) >= SL_REDACT_LEN) {
+			snprintf(err, errlen, "%s[%u]: pattern longer than %d bytes", k->name, idx, SL_REDACT_LEN - 1);
+			return -1;
+		}
+		if (sl_redact_pattern_check(v, &why)) {
+			snprintf(err, errlen, "%s[%u]: '%s': %s", k->name, idx, v, why);
+			return -1;
+		}
+		snprintf(c->proc.redact[n++], SL_REDACT_LEN, "%s", v);
+	}
+	c->proc.nredact = n;
+	return 0;
+}
+
 /* name is a section when some key is "<name>.<...>". */
 static int is_section(const char *name)
 {
@@ -430,6 +484,11 @@ static int walk(struct sl_config *c, yaml_document_t *doc, yaml_node_t *map, con
 		if (!k) {
 			snprintf(err, errlen, "%s: unknown key", name);
 			return -1;
+		}
+		if (k->kind == K_REDACT && vn && vn->type == YAML_SEQUENCE_NODE) {
+			if (set_redact(c, k, doc, vn, err, errlen))
+				return -1;
+			continue;
 		}
 		if (!vn || vn->type != YAML_SCALAR_NODE) {
 			snprintf(err, errlen, "%s: expected a single value (got %s)", name, node_kind(vn));

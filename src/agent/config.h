@@ -8,6 +8,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* proc.redact_args: at most this many patterns of at most SL_REDACT_LEN - 1
+ * bytes each. */
+#define SL_REDACT_MAX 32
+#define SL_REDACT_LEN 64
+
 struct sl_config {
 	int log_level; /* enum sl_log_level; key log_level: error|warn|info|debug */
 	char tracefs[256];       /* key tracefs: default "/sys/kernel/tracing"; absolute */
@@ -49,6 +54,13 @@ struct sl_config {
 		uint64_t exec_buckets;   /* proc.exec_buckets: max (ppid, comm) keys, default 16384 */
 		uint64_t ringbuf_bytes;  /* proc.ringbuf_size: default 4 MiB (power of 2, >= page) */
 		int fatal_signals_only;  /* proc.fatal_signals_only: default true */
+		uint64_t exit_rate;      /* proc.exit_rate: exit and fatal-signal events/s per
+		                            (cgroup, comm), default 50; 0 = no limit */
+		uint64_t exit_burst;     /* proc.exit_burst: bucket size, default 100 */
+		/* proc.redact_args: argv redaction patterns (docs/CONFIG.md);
+		 * default SL_REDACT_DEFAULTS, an empty list = none */
+		unsigned nredact;
+		char redact[SL_REDACT_MAX][SL_REDACT_LEN];
 	} proc;
 
 	struct {

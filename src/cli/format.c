@@ -123,12 +123,17 @@ char *cli_event_details(json_t *ev)
 			fputs(" after ", f);
 			duration(f, num(ev, "lifetime_ns"));
 		}
+		if (num(ev, "truncated_count") > 0)
+			fprintf(f, " (+%lld exits suppressed, %lld abnormal)", num(ev, "truncated_count"),
+				num(ev, "truncated_abnormal"));
 	} else if (!strcmp(type, "signal")) {
 		cli_signal_name((int)num(ev, "signal"), sig, sizeof(sig));
 		fprintf(f, "%s ", sig);
 		task(f, num(ev, "sender_pid"), str(ev, "sender_comm"));
 		fputs(" -> ", f);
 		task(f, num(ev, "target_pid"), str(ev, "target_comm"));
+		if (num(ev, "truncated_count") > 0)
+			fprintf(f, " (+%lld signals suppressed)", num(ev, "truncated_count"));
 	} else if (!strcmp(type, "oom")) {
 		json_t *v = json_object_get(ev, "victim"), *a = json_object_get(ev, "actor");
 		fputs("victim ", f);

@@ -1,6 +1,10 @@
 /* proc module, user half: load/attach/degrade bpf/proc.bpf.c, decode its
- * ring buffer, keep the exec token-bucket table swept, export counters. */
+ * ring buffer (argv redaction on the way), keep the token-bucket tables
+ * swept, export counters, scale the rates at run time. */
 #include "modules/proc.h"
+#include "modules/proc_redact.h"
+#include "modules/proc_sweep.h"
+#include "sandlens/token_bucket.h"
 #include "agent/agent.h"
 #include "agent/probe.h"
 #include "common/json.h"
@@ -14,19 +18,71 @@
 #include <string.h>
 
 #define MOD "proc"
-/* A (ppid, comm) bucket idle this long is removed by the sweep; what it
- * still held as pending is counted as dropped (reason ratelimit_expired). */
+/* A bucket idle this long is removed by the sweep; what it still held as
+ * pending is counted as dropped: reason ringbuf_full for the part lost to
+ * a full ring buffer (pending_rb), ratelimit_expired for the rest. */
 #define BUCKET_IDLE_NS (10ull * 1000000000ull)
+
+/* Event types with token buckets: index of the per-type counters. */
+enum { T_EXEC, T_EXIT, T_SIGNAL, T_N };
+static const char *const type_name[T_N] = {"exec", "exit", "signal"};
 
 struct proc_priv {
 	struct proc_bpf *skel;
 	struct sl_agent *agent;
 	int ncpus;
-	_Atomic uint64_t truncated_total;    /* Σ truncated_count delivered */
-	_Atomic uint64_t ratelimit_expired;  /* pending lost with idle buckets */
-	_Atomic uint64_t pending;            /* Σ pending over buckets, last sweep */
-	_Atomic uint64_t buckets;            /* buckets in the table, last sweep */
+	_Atomic uint64_t truncated_total;    /* Σ truncated_count delivered (exec) */
+	_Atomic uint64_t exit_truncated;     /* Σ truncated_count delivered (exit) */
+	_Atomic uint64_t signal_truncated;   /* Σ truncated_count delivered (signal) */
+	_Atomic uint64_t args_redacted;      /* exec events with redacted argv */
+	_Atomic uint64_t ratelimit_expired[T_N]; /* pending lost with idle buckets */
+	_Atomic uint64_t ringbuf_expired[T_N];   /* of which lost to the ring buffer first */
+	_Atomic uint64_t exit_abn_expired;   /* abnormal exits among the expired */
+	_Atomic uint64_t pending;            /* Σ pending over exec buckets, last sweep */
+	_Atomic uint64_t buckets;            /* exec buckets in the table, last sweep */
+	_Atomic uint64_t exit_pending;       /* Σ pending over exit/signal buckets */
+	_Atomic uint64_t exit_buckets;       /* exit/signal buckets in the table */
+	_Atomic uint64_t sweep_ns;           /* duration of the last sweep (both tables) */
+	void *keybuf;                        /* sweep scratch (tick thread only) */
+	size_t keycap;
+	void *xkeybuf;
+	size_t xkeycap;
 };
+
+/* The running proc module's private state, or NULL. */
+static struct proc_priv *running(struct sl_module *m)
+{
+	if (!m || m->ops != &sl_proc_module || m->state != 0 || !m->priv)
+		return NULL;
+	struct proc_priv *pp = m->priv;
+	return pp->skel && pp->skel->bss ? pp : NULL;
+}
+
+int sl_proc_set_rate_shift(struct sl_module *m, unsigned shift)
+{
+	struct proc_priv *pp;
+
+	if (shift > SL_RATE_SHIFT_MAX)
+		return -EINVAL;
+	if (!(pp = running(m)))
+		return -ENODEV;
+	__atomic_store_n(&pp->skel->bss->rate_shift, shift, __ATOMIC_RELAXED);
+	return 0;
+}
+
+unsigned sl_proc_get_rate_shift(struct sl_module *m)
+{
+	struct proc_priv *pp = running(m);
+	return pp ? __atomic_load_n(&pp->skel->bss->rate_shift, __ATOMIC_RELAXED) : 0;
+}
+
+struct sl_module *sl_proc_find(struct sl_agent *a)
+{
+	for (int i = 0; a && i < a->nmodules; i++)
+		if (a->modules[i].ops == &sl_proc_module)
+			return &a->modules[i];
+	return NULL;
+}
 
 /* ---------- decoding ---------- */
 
@@ -43,19 +99,33 @@ json_t *sl_proc_argv_json(const char *argv, size_t len)
 	return arr;
 }
 
-json_t *sl_proc_exec_fields(const struct sl_exec_event *e, size_t size)
+json_t *sl_proc_exec_fields_redact(const struct sl_exec_event *e, size_t size, const char (*pat)[64],
+				   unsigned npat)
 {
 	if (size < sizeof(*e))
 		return NULL;
 	size_t alen = e->argv_len > SL_ARGV_BYTES ? SL_ARGV_BYTES : e->argv_len;
 	size_t flen = strnlen(e->filename, SL_FILENAME_BYTES);
-	json_t *o = json_object();
+	int redacted = 0;
+	json_t *o = json_object(), *argv = sl_proc_argv_json_redact(e->argv, alen, pat, npat, &redacted);
 
+	if (!o || !argv) {
+		json_decref(o);
+		json_decref(argv);
+		return NULL;
+	}
 	json_object_set_new(o, "filename", sl_json_str_lossy(e->filename, flen));
-	json_object_set_new(o, "argv", sl_proc_argv_json(e->argv, alen));
+	json_object_set_new(o, "argv", argv);
+	if (redacted)
+		json_object_set_new(o, "args_redacted", json_true());
 	json_object_set_new(o, "args_truncated", json_boolean(e->args_truncated));
 	json_object_set_new(o, "truncated_count", json_integer((json_int_t)e->truncated_count));
 	return o;
+}
+
+json_t *sl_proc_exec_fields(const struct sl_exec_event *e, size_t size)
+{
+	return sl_proc_exec_fields_redact(e, size, NULL, 0);
 }
 
 json_t *sl_proc_exit_fields(const struct sl_exit_event *e, size_t size)
@@ -67,6 +137,8 @@ json_t *sl_proc_exit_fields(const struct sl_exit_event *e, size_t size)
 	json_object_set_new(o, "signal", json_integer(e->signal));
 	json_object_set_new(o, "core_dumped", json_boolean(e->core_dumped));
 	json_object_set_new(o, "lifetime_ns", json_integer((json_int_t)e->lifetime_ns));
+	json_object_set_new(o, "truncated_count", json_integer((json_int_t)e->truncated_count));
+	json_object_set_new(o, "truncated_abnormal", json_integer((json_int_t)e->truncated_abnormal));
 	return o;
 }
 
@@ -94,8 +166,11 @@ static int on_record(void *ctx, void *data, size_t size)
 	switch (h->type) {
 	case SL_EV_EXEC: {
 		const struct sl_exec_event *e = data;
-		if (!(o = sl_proc_exec_fields(e, size)))
+		if (!(o = sl_proc_exec_fields_redact(e, size, (const char (*)[64])a->cfg.proc.redact,
+						     a->cfg.proc.nredact)))
 			goto bad;
+		if (json_object_get(o, "args_redacted"))
+			atomic_fetch_add(&pp->args_redacted, 1);
 		atomic_fetch_add(&pp->truncated_total, e->truncated_count);
 		sl_pipeline_emit(a, SL_K_EXEC, h->ts_ns, &e->task, o, 1 + e->truncated_count);
 		return 0;
@@ -104,7 +179,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		const struct sl_exit_event *e = data;
 		if (!(o = sl_proc_exit_fields(e, size)))
 			goto bad;
-		sl_pipeline_emit(a, SL_K_EXIT, h->ts_ns, &e->task, o, 1);
+		atomic_fetch_add(&pp->exit_truncated, e->truncated_count);
+		sl_pipeline_emit(a, SL_K_EXIT, h->ts_ns, &e->task, o, 1 + e->truncated_count);
 		return 0;
 	}
 	case SL_EV_SIGNAL: {
@@ -122,7 +198,9 @@ static int on_record(void *ctx, void *data, size_t size)
 		json_object_set_new(o, "target_pid", json_integer(e->target.pid));
 		json_object_set_new(o, "target_comm", sl_json_str_lossy(tc, strlen(tc)));
 		json_object_set_new(o, "sender", sl_pipeline_task_json(a, &e->sender));
-		sl_pipeline_emit(a, SL_K_SIGNAL, h->ts_ns, &e->target, o, 1);
+		json_object_set_new(o, "truncated_count", json_integer((json_int_t)e->truncated_count));
+		atomic_fetch_add(&pp->signal_truncated, e->truncated_count);
+		sl_pipeline_emit(a, SL_K_SIGNAL, h->ts_ns, &e->target, o, 1 + e->truncated_count);
 		return 0;
 	}
 	case SL_EV_OOM: {
@@ -172,11 +250,14 @@ static int proc_init(struct sl_module *m, struct sl_agent *a)
 	}
 	s->rodata->exec_rate = a->cfg.proc.exec_rate;
 	s->rodata->exec_burst = a->cfg.proc.exec_burst;
+	s->rodata->exit_rate = a->cfg.proc.exit_rate;
+	s->rodata->exit_burst = a->cfg.proc.exit_burst;
 	s->rodata->fatal_only = a->cfg.proc.fatal_signals_only ? 1 : 0;
 	s->rodata->sl_v1_subsys_id = a->v1_subsys_id;
 	s->rodata->v1_hierarchy_id = a->mounts.v1_hierarchy_id;
 	bpf_map__set_max_entries(s->maps.proc_events, (__u32)a->cfg.proc.ringbuf_bytes);
 	bpf_map__set_max_entries(s->maps.exec_buckets, (__u32)a->cfg.proc.exec_buckets);
+	bpf_map__set_max_entries(s->maps.exit_buckets, (__u32)a->cfg.proc.exec_buckets);
 
 	/* oom:mark_victim: tp_btf needs the (task, uid) prototype (6.x and
 	 * 6.1.y backports); older kernels get the raw tracepoint (pid only). */
@@ -230,49 +311,46 @@ static int proc_add_ringbufs(struct sl_module *m, struct sl_agent *a)
 	return sl_agent_add_ringbuf(a, "proc", bpf_map__fd(pp->skel->maps.proc_events), on_record, m);
 }
 
-/* Sweep the token-bucket table: drop idle buckets (counting what they
- * still held), publish the pending total. */
+static void expired_exec(const void *key, const struct sl_exec_bucket *b, void *ctx)
+{
+	struct proc_priv *pp = ctx;
+	uint64_t rb = sl_bucket_pending_rb(b);
+	(void)key;
+	atomic_fetch_add(&pp->ringbuf_expired[T_EXEC], rb);
+	atomic_fetch_add(&pp->ratelimit_expired[T_EXEC], b->pending - rb);
+}
+
+static void expired_exit(const void *key, const struct sl_exec_bucket *b, void *ctx)
+{
+	const struct sl_exit_key *k = key;
+	struct proc_priv *pp = ctx;
+	int t = k->kind == SL_EXK_SIGNAL ? T_SIGNAL : T_EXIT;
+	uint64_t rb = sl_bucket_pending_rb(b);
+
+	atomic_fetch_add(&pp->ringbuf_expired[t], rb);
+	atomic_fetch_add(&pp->ratelimit_expired[t], b->pending - rb);
+	if (t == T_EXIT)
+		atomic_fetch_add(&pp->exit_abn_expired, b->pending_abn < b->pending ? b->pending_abn : b->pending);
+}
+
+/* Sweep the token-bucket tables: drop idle buckets (counting what they
+ * still held, by reason), publish the pending totals. Linear in the table
+ * sizes (src/modules/proc_sweep.c). */
 static void proc_tick(struct sl_module *m, uint64_t now_ns)
 {
 	struct proc_priv *pp = m->priv;
-	int fd = bpf_map__fd(pp->skel->maps.exec_buckets);
-	struct sl_exec_key key, next, *prev = NULL;
-	struct sl_exec_bucket b;
-	uint64_t pending = 0, n = 0;
+	struct sl_sweep_result r;
+	uint64_t t0 = sl_mono_ns();
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &b))
-			continue;
-		if (now_ns > b.last_ns && now_ns - b.last_ns > BUCKET_IDLE_NS) {
-			if (bpf_map_lookup_and_delete_elem(fd, &key, &b) == 0) {
-				atomic_fetch_add(&pp->ratelimit_expired, b.pending);
-				continue;
-			}
-		}
-		pending += b.pending;
-		n++;
-	}
-	atomic_store(&pp->pending, pending);
-	atomic_store(&pp->buckets, n);
-}
-
-int sl_proc_set_rate_shift(struct sl_module *m, unsigned shift)
-{
-	struct proc_priv *pp = m ? m->priv : NULL;
-	if (shift > 8 || !pp || !pp->skel || !pp->skel->bss)
-		return -EINVAL;
-	__atomic_store_n(&pp->skel->bss->rate_shift, shift, __ATOMIC_RELAXED);
-	return 0;
-}
-
-unsigned sl_proc_get_rate_shift(struct sl_module *m)
-{
-	struct proc_priv *pp = m ? m->priv : NULL;
-	if (!pp || !pp->skel || !pp->skel->bss)
-		return 0;
-	return __atomic_load_n(&pp->skel->bss->rate_shift, __ATOMIC_RELAXED);
+	sl_bucket_sweep(bpf_map__fd(pp->skel->maps.exec_buckets), sizeof(struct sl_exec_key), now_ns,
+			BUCKET_IDLE_NS, expired_exec, pp, &pp->keybuf, &pp->keycap, &r);
+	atomic_store(&pp->pending, r.pending);
+	atomic_store(&pp->buckets, r.buckets);
+	sl_bucket_sweep(bpf_map__fd(pp->skel->maps.exit_buckets), sizeof(struct sl_exit_key), now_ns,
+			BUCKET_IDLE_NS, expired_exit, pp, &pp->xkeybuf, &pp->xkeycap, &r);
+	atomic_store(&pp->exit_pending, r.pending);
+	atomic_store(&pp->exit_buckets, r.buckets);
+	atomic_store(&pp->sweep_ns, sl_mono_ns() - t0);
 }
 
 static uint64_t stat_sum(struct proc_priv *pp, uint32_t idx)
@@ -283,47 +361,84 @@ static uint64_t stat_sum(struct proc_priv *pp, uint32_t idx)
 static void proc_write_drops(struct sl_module *m, FILE *out)
 {
 	struct proc_priv *pp = m->priv;
-	static const struct { const char *type; uint32_t idx; } rb[] = {
-		{"exit", SL_ST_EXIT_RB_FAIL}, {"signal", SL_ST_SIGNAL_RB_FAIL}, {"oom", SL_ST_OOM_RB_FAIL}};
+	static const uint32_t rb_lost[T_N] = {SL_ST_EXEC_RB_LOST, SL_ST_EXIT_RB_LOST, SL_ST_SIGNAL_RB_LOST};
+	static const uint32_t full[T_N] = {SL_ST_EXEC_KEY_TABLE_FULL, SL_ST_EXIT_KEY_TABLE_FULL,
+					   SL_ST_SIGNAL_KEY_TABLE_FULL};
 
-	for (size_t i = 0; i < sizeof(rb) / sizeof(rb[0]); i++)
-		fprintf(out, "sandlens_events_dropped_total{reason=\"ringbuf_full\",type=\"%s\"} %llu\n", rb[i].type,
-			(unsigned long long)stat_sum(pp, rb[i].idx));
-	fprintf(out, "sandlens_events_dropped_total{reason=\"ratelimit_expired\",type=\"exec\"} %llu\n",
-		(unsigned long long)atomic_load(&pp->ratelimit_expired));
-	fprintf(out, "sandlens_events_dropped_total{reason=\"ratelimit_table_full\",type=\"exec\"} %llu\n",
-		(unsigned long long)stat_sum(pp, SL_ST_EXEC_KEY_TABLE_FULL));
+	for (int t = 0; t < T_N; t++) {
+		fprintf(out, "sandlens_events_dropped_total{reason=\"ringbuf_full\",type=\"%s\"} %llu\n", type_name[t],
+			(unsigned long long)(stat_sum(pp, rb_lost[t]) + atomic_load(&pp->ringbuf_expired[t])));
+		fprintf(out, "sandlens_events_dropped_total{reason=\"ratelimit_expired\",type=\"%s\"} %llu\n",
+			type_name[t], (unsigned long long)atomic_load(&pp->ratelimit_expired[t]));
+		fprintf(out, "sandlens_events_dropped_total{reason=\"ratelimit_table_full\",type=\"%s\"} %llu\n",
+			type_name[t], (unsigned long long)stat_sum(pp, full[t]));
+	}
+	fprintf(out, "sandlens_events_dropped_total{reason=\"ringbuf_full\",type=\"oom\"} %llu\n",
+		(unsigned long long)stat_sum(pp, SL_ST_OOM_RB_FAIL));
+}
+
+static void counter(FILE *out, const char *name, const char *help, uint64_t v)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name, (unsigned long long)v);
+}
+
+static void gauge(FILE *out, const char *name, const char *help, uint64_t v)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name, name, (unsigned long long)v);
 }
 
 static void proc_write_metrics(struct sl_module *m, FILE *out)
 {
 	struct proc_priv *pp = m->priv;
 
-	fprintf(out,
-		"# HELP sandlens_exec_seen_total Execs seen by the kernel hook (delivered or not).\n"
-		"# TYPE sandlens_exec_seen_total counter\n"
-		"sandlens_exec_seen_total %llu\n"
-		"# HELP sandlens_exec_rate_limited_total Execs suppressed by the (ppid, comm) token bucket; carried as truncated_count.\n"
-		"# TYPE sandlens_exec_rate_limited_total counter\n"
-		"sandlens_exec_rate_limited_total %llu\n"
-		"# HELP sandlens_exec_truncated_total Sum of truncated_count over delivered exec events.\n"
-		"# TYPE sandlens_exec_truncated_total counter\n"
-		"sandlens_exec_truncated_total %llu\n"
-		"# HELP sandlens_exec_ratelimit_pending Suppressed execs not yet carried by a delivered event (last sweep).\n"
-		"# TYPE sandlens_exec_ratelimit_pending gauge\n"
-		"sandlens_exec_ratelimit_pending %llu\n"
-		"# HELP sandlens_exit_suppressed_total Clean exits (code 0, no signal) not sent because the process' exec event was not delivered.\n"
-		"# TYPE sandlens_exit_suppressed_total counter\n"
-		"sandlens_exit_suppressed_total %llu\n"
-		"# HELP sandlens_exec_ratelimit_buckets (ppid, comm) token buckets in the kernel table (last sweep).\n"
-		"# TYPE sandlens_exec_ratelimit_buckets gauge\n"
-		"sandlens_exec_ratelimit_buckets %llu\n",
-		(unsigned long long)stat_sum(pp, SL_ST_EXEC_SEEN),
-		(unsigned long long)stat_sum(pp, SL_ST_EXEC_RATE_LIMITED),
-		(unsigned long long)atomic_load(&pp->truncated_total),
-		(unsigned long long)atomic_load(&pp->pending),
-		(unsigned long long)stat_sum(pp, SL_ST_EXIT_SUPPRESSED),
-		(unsigned long long)atomic_load(&pp->buckets));
+	counter(out, "sandlens_exec_seen_total", "Execs seen by the kernel hook (delivered or not).",
+		stat_sum(pp, SL_ST_EXEC_SEEN));
+	counter(out, "sandlens_exec_rate_limited_total",
+		"Execs suppressed by the (ppid, comm) token bucket; carried as truncated_count.",
+		stat_sum(pp, SL_ST_EXEC_RATE_LIMITED));
+	counter(out, "sandlens_exec_truncated_total", "Sum of truncated_count over delivered exec events.",
+		atomic_load(&pp->truncated_total));
+	gauge(out, "sandlens_exec_ratelimit_pending",
+	      "Suppressed execs not yet carried by a delivered event (last sweep).", atomic_load(&pp->pending));
+	counter(out, "sandlens_exit_suppressed_total",
+		"Clean exits (code 0, no signal) not sent because the process' exec event was not delivered.",
+		stat_sum(pp, SL_ST_EXIT_SUPPRESSED));
+	gauge(out, "sandlens_exec_ratelimit_buckets", "(ppid, comm) token buckets in the kernel table (last sweep).",
+	      atomic_load(&pp->buckets));
+	counter(out, "sandlens_exec_args_redacted_total", "Exec events whose argv was redacted (proc.redact_args).",
+		atomic_load(&pp->args_redacted));
+	counter(out, "sandlens_exit_seen_total", "Process exits seen by the kernel hook (delivered or not).",
+		stat_sum(pp, SL_ST_EXIT_SEEN));
+	counter(out, "sandlens_exit_rate_limited_total",
+		"Exits suppressed by the (cgroup, comm) token bucket; carried as truncated_count.",
+		stat_sum(pp, SL_ST_EXIT_RATE_LIMITED));
+	counter(out, "sandlens_exit_abnormal_rate_limited_total",
+		"Of the rate-limited exits, abnormal ones (non-zero code or a signal); carried as truncated_abnormal.",
+		stat_sum(pp, SL_ST_EXIT_ABN_RATE_LIMITED));
+	counter(out, "sandlens_exit_truncated_total", "Sum of truncated_count over delivered exit events.",
+		atomic_load(&pp->exit_truncated));
+	counter(out, "sandlens_exit_abnormal_expired_total",
+		"Abnormal exits still pending in a bucket that went idle (counted in the exit drops).",
+		atomic_load(&pp->exit_abn_expired));
+	counter(out, "sandlens_signal_seen_total", "Fatal signals that passed the signal filters (delivered or not).",
+		stat_sum(pp, SL_ST_SIGNAL_SEEN));
+	counter(out, "sandlens_signal_rate_limited_total",
+		"Fatal signals suppressed by the target's (cgroup, comm) token bucket; carried as truncated_count.",
+		stat_sum(pp, SL_ST_SIGNAL_RATE_LIMITED));
+	counter(out, "sandlens_signal_truncated_total", "Sum of truncated_count over delivered signal events.",
+		atomic_load(&pp->signal_truncated));
+	gauge(out, "sandlens_exit_ratelimit_pending",
+	      "Suppressed exits and signals not yet carried by a delivered event (last sweep).",
+	      atomic_load(&pp->exit_pending));
+	gauge(out, "sandlens_exit_ratelimit_buckets",
+	      "(cgroup, comm) token buckets of exits and signals in the kernel table (last sweep).",
+	      atomic_load(&pp->exit_buckets));
+	gauge(out, "sandlens_proc_rate_shift",
+	      "Runtime rate shift of the proc token buckets: rates and bursts are divided by 2^shift (degradation).",
+	      sl_proc_get_rate_shift(m));
+	fprintf(out, "# HELP sandlens_proc_sweep_seconds Duration of the last token-bucket table sweep.\n"
+		     "# TYPE sandlens_proc_sweep_seconds gauge\nsandlens_proc_sweep_seconds %.6f\n",
+		(double)atomic_load(&pp->sweep_ns) / 1e9);
 	fprintf(out, "# HELP sandlens_ringbuf_reserve_failures_total BPF ring buffer reservations that failed (buffer full), by event type.\n"
 		     "# TYPE sandlens_ringbuf_reserve_failures_total counter\n");
 	static const struct { const char *type; uint32_t idx; } rb[] = {
@@ -340,6 +455,8 @@ static void proc_destroy(struct sl_module *m)
 	if (!pp)
 		return;
 	proc_bpf__destroy(pp->skel); /* detaches every link */
+	free(pp->keybuf);
+	free(pp->xkeybuf);
 	free(pp);
 	m->priv = NULL;
 }

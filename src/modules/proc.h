@@ -20,17 +20,29 @@ json_t *sl_proc_argv_json(const char *argv, size_t len);
 json_t *sl_proc_exec_fields(const struct sl_exec_event *e, size_t size);
 json_t *sl_proc_exit_fields(const struct sl_exit_event *e, size_t size);
 
-struct sl_module;
+/* As sl_proc_exec_fields, with argv redacted by the npat patterns pat[]
+ * (src/modules/proc_redact.h); adds "args_redacted": true when some
+ * argument was changed. NULL on a size mismatch or out of memory. */
+json_t *sl_proc_exec_fields_redact(const struct sl_exec_event *e, size_t size, const char (*pat)[64],
+				   unsigned npat);
 
-/* Pressure step 2 (docs/ARCHITECTURE.md "Pressure"): every exec token
- * bucket's rate and burst become >> shift (min 1 per second / token) from
- * the next exec on; suppressed execs are still counted in truncated_count.
- * shift 0..8 (0 = as configured); proc.exec_rate 0 (no limit) stays
- * unlimited. m is the running proc module. Returns 0, -EINVAL for a shift
- * above 8 or a module that is not running. */
+struct sl_module;
+struct sl_agent;
+
+/* Runtime rate scaling (the degradation step "raise the event drop rate"):
+ * every proc token bucket (exec, exit, signal) then refills at
+ * rate >> shift and holds burst >> shift tokens, each at least 1 when the
+ * configured value is not 0 (sl_bucket_scale, include/sandlens/token_bucket.h).
+ * shift 0..SL_RATE_SHIFT_MAX (8); takes effect at the next event. Returns 0,
+ * -EINVAL for a shift above 8, -ENODEV when m is not the running proc
+ * module (NULL, another module, failed or not started). Any thread. */
 int sl_proc_set_rate_shift(struct sl_module *m, unsigned shift);
-/* The current shift (0 when m is not running). */
+
+/* The current shift (0 when m is not the running proc module). */
 unsigned sl_proc_get_rate_shift(struct sl_module *m);
+
+/* The proc module among a's modules (running or not), or NULL. */
+struct sl_module *sl_proc_find(struct sl_agent *a);
 
 /* "memcg" | "global" */
 const char *sl_oom_constraint_name(unsigned c);

@@ -54,6 +54,8 @@ struct sched_key {
 	struct sched_series *s; /* NULL: not exported (max_containers) */
 	struct sl_sched_hist last;
 	uint64_t seen_tick, resolved_tick;
+	uint64_t hist_tick; /* last tick the key was read from sched_hist (seen_tick
+	                     * also counts sightings as a neighbour in a pair) */
 	int in_hist;  /* present in sched_hist (has a `last`) */
 	int watched;  /* inserted into sched_watch */
 	uint64_t pending;
@@ -406,6 +408,7 @@ static void read_hist(struct sched_priv *sp, uint64_t epoch)
 		if (!(ks = key_get(sp, &key)))
 			continue;
 		ks->seen_tick = sp->tick_no;
+		ks->hist_tick = sp->tick_no;
 		if (!ks->in_hist)
 			memset(&ks->last, 0, sizeof(ks->last));
 		uint64_t cur[SL_SCHED_SLOTS], last[SL_SCHED_SLOTS];
@@ -490,12 +493,20 @@ static void read_pairs(struct sched_priv *sp)
 }
 
 /* Keep sched_watch in step with the series' watch flags; read pending
- * counts so that what a removed key still held is counted as dropped. */
+ * counts so that what a removed key still held is counted as dropped.
+ * Only a key read from sched_hist this tick is watched: a key seen only as
+ * the neighbour of a pair (a removed cgroup that still names a slot of a
+ * live victim's per-CPU neighbour table) is not a cgroup that can wait any
+ * more, and watching it left stale sched_watch entries behind after
+ * container churn (issue 8, finding 9). Also publishes the kernel map's
+ * entry count. */
 static void sync_watch(struct sched_priv *sp)
 {
 	int fd = bpf_map__fd(sp->skel->maps.sched_watch);
 	struct sched_key *ks, *tmp;
 	struct sl_exec_bucket b;
+	struct sl_sched_key k, next, *prev = NULL;
+	uint64_t n = 0;
 
 	HASH_ITER(hh, sp->keys, ks, tmp) {
 		if (ks->seen_tick != sp->tick_no) { /* gone from the kernel maps */
@@ -505,7 +516,7 @@ static void sync_watch(struct sched_priv *sp)
 			key_free(sp, ks);
 			continue;
 		}
-		int want = ks->s && ks->s->watched;
+		int want = ks->s && ks->s->watched && ks->hist_tick == sp->tick_no;
 		if (want && !ks->watched) {
 			memset(&b, 0, sizeof(b));
 			b.tokens_nano = sp->agent->cfg.sched.delay_burst * 1000000000ull;
@@ -522,6 +533,12 @@ static void sync_watch(struct sched_priv *sp)
 			ks->pending = b.pending;
 		}
 	}
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		n++;
+	}
+	atomic_store(&sp->watch_entries, n);
 }
 
 /* Removed cgroups queued by the kernel half (sched_gone), at most
@@ -572,8 +589,10 @@ static void gone_reap(struct sched_priv *sp, size_t n)
 	if (!n)
 		return;
 	HASH_ITER(hh, sp->keys, ks, ktmp)
-		if (key_gone(sp, n, &ks->k))
+		if (key_gone(sp, n, &ks->k)) {
 			bpf_map_delete_elem(hfd, &ks->k);
+			ks->hist_tick = 0; /* read for the last time: not watched any more */
+		}
 	HASH_ITER(hh, sp->pairs, ps, ptmp)
 		if (key_gone(sp, n, &ps->k.victim) || key_gone(sp, n, &ps->k.neighbour))
 			bpf_map_delete_elem(pfd, &ps->k);

@@ -87,6 +87,7 @@ struct sched_priv {
 	_Atomic uint64_t ratelimit_expired;  /* pending lost with removed keys */
 	_Atomic uint64_t series_dropped;     /* keys not exported: max_containers reached */
 	_Atomic uint64_t watch_full;         /* watched keys not inserted: map full */
+	_Atomic uint64_t watch_entries;      /* entries in the kernel's sched_watch (last tick) */
 	_Atomic uint64_t nkeys, npairs;      /* entries in the kernel maps, last tick */
 
 	/* poll loop */

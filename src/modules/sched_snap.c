@@ -139,6 +139,9 @@ void sched_write_metrics(struct sl_module *m, FILE *out)
 		"# HELP sandlens_sched_series_dropped_total Cgroup keys of containers not exported because sched.max_containers was reached.\n"
 		"# TYPE sandlens_sched_series_dropped_total counter\n"
 		"sandlens_sched_series_dropped_total %llu\n"
+		"# HELP sandlens_sched_watch_entries Entries in the kernel map of watched cgroup keys (sched_watch), last tick.\n"
+		"# TYPE sandlens_sched_watch_entries gauge\n"
+		"sandlens_sched_watch_entries %llu\n"
 		"# HELP sandlens_sched_watch_full_total Watched cgroup keys that found the watch map full (no sched_delay events for them).\n"
 		"# TYPE sandlens_sched_watch_full_total counter\n"
 		"sandlens_sched_watch_full_total %llu\n"
@@ -156,7 +159,8 @@ void sched_write_metrics(struct sl_module *m, FILE *out)
 		"sandlens_sched_ringbuf_reserve_failures_total %llu\n",
 		(unsigned long long)atomic_load(&sp->nkeys), (unsigned long long)atomic_load(&sp->npairs),
 		(unsigned long long)stat_sum(sp, SL_SST_HIST_FULL), (unsigned long long)stat_sum(sp, SL_SST_PAIR_FULL),
-		(unsigned long long)atomic_load(&sp->series_dropped), (unsigned long long)atomic_load(&sp->watch_full),
+		(unsigned long long)atomic_load(&sp->series_dropped), (unsigned long long)atomic_load(&sp->watch_entries),
+		(unsigned long long)atomic_load(&sp->watch_full),
 		(unsigned long long)stat_sum(sp, SL_SST_DELAY_SEEN),
 		(unsigned long long)stat_sum(sp, SL_SST_DELAY_RATE_LIMITED),
 		(unsigned long long)atomic_load(&sp->truncated_total),

@@ -18,6 +18,22 @@
  *                      "final_ns":<CLOCK_REALTIME ns just before the final exec>}
  *                     on stdout. Every exec'd child has this process as its
  *                     parent, so the (ppid, comm) key is (pid, comm of PROG).
+ *   parents P C RATE PROG [ARGS...]
+ *                     P parent processes one after another, each vfork+
+ *                     execve'ing PROG C times (waiting for each) and then
+ *                     exiting: P * C execs from P different parents (P
+ *                     different (ppid, comm) keys). RATE: execs per second
+ *                     overall (0 = as fast as possible). Then print
+ *                     {"execs":<successful execve calls>,"failed":<failed>,
+ *                      "parents":P,"seconds":<duration>} on stdout.
+ *   forkbomb N MODE   N children forked (not exec'd) as fast as possible,
+ *                     at most 64 alive at a time; each child exits at once:
+ *                     MODE exit0 = exit(0), exit3 = exit(3), segv = a real
+ *                     SIGSEGV, mix = every 10th segv, every 10th+1 exit 3,
+ *                     the rest exit 0. Then sleep 1.5 s (the agent's token
+ *                     buckets refill), fork one more child that dies of
+ *                     SIGSEGV (counted), and print {"children":N+1,
+ *                     "exit0":..,"exit3":..,"segv":..,"seconds":<bomb phase>}.
  *   spin SECONDS      busy loop in sl_spin_busy_loop() (noinline) for SECONDS
  *                     of wall time (a stable symbol for profiling tests)
  *
@@ -29,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,7 +56,8 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: sl-testprog exit N | segv | abort | hog MIB | sleep S |\n"
-		"       storm N PROG [ARGS...] | spin SECONDS\n");
+		"       storm N PROG [ARGS...] | parents P C RATE PROG [ARGS...] |\n"
+		"       forkbomb N exit0|exit3|segv|mix | spin SECONDS\n");
 	return 2;
 }
 
@@ -159,6 +177,118 @@ static int do_storm(long n, char **argv)
 	return failed ? 1 : 0;
 }
 
+static int do_parents(long np, long nc, long rate, char **argv)
+{
+	long ok = 0, failed = 0;
+	double t0 = now_s();
+	for (long i = 0; i < np; i++) {
+		if (rate > 0) { /* pace: parent i starts when i * nc execs are due */
+			double due = t0 + (double)(i * nc) / (double)rate, t = now_s();
+			if (due > t)
+				sleep_s(due - t);
+		}
+		int fds[2];
+		if (pipe(fds)) {
+			perror("sl-testprog parents: pipe");
+			return 1;
+		}
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("sl-testprog parents: fork");
+			return 1;
+		}
+		if (pid == 0) {
+			long cok = 0;
+			close(fds[0]);
+			for (long j = 0; j < nc; j++)
+				cok += run_once(argv) == 1;
+			ssize_t w = write(fds[1], &cok, sizeof(cok));
+			_exit(w == (ssize_t)sizeof(cok) ? 0 : 1);
+		}
+		close(fds[1]);
+		long cok = 0;
+		if (read(fds[0], &cok, sizeof(cok)) != (ssize_t)sizeof(cok))
+			cok = 0;
+		close(fds[0]);
+		int st;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		ok += cok;
+		failed += nc - cok;
+	}
+	printf("{\"execs\":%ld,\"failed\":%ld,\"parents\":%ld,\"seconds\":%.3f}\n", ok, failed, np, now_s() - t0);
+	fflush(stdout);
+	return failed ? 1 : 0;
+}
+
+/* What child i of a fork bomb does in mode m: 0 exit 0, 3 exit 3, 11 segv. */
+static int bomb_kind(const char *m, long i)
+{
+	if (!strcmp(m, "exit0"))
+		return 0;
+	if (!strcmp(m, "exit3"))
+		return 3;
+	if (!strcmp(m, "segv"))
+		return 11;
+	return i % 10 == 0 ? 11 : i % 10 == 1 ? 3 : 0;
+}
+
+static int do_forkbomb(long n, const char *mode)
+{
+	long alive = 0, cnt[3] = {0, 0, 0};
+	double t0 = now_s(), secs = 0;
+	for (long i = 0; i <= n; i++) {
+		int k = i == n ? 11 : bomb_kind(mode, i);
+		if (i == n) { /* the final crash after the pause */
+			while (alive > 0) {
+				if (wait(NULL) > 0)
+					alive--;
+				else if (errno != EINTR)
+					break;
+			}
+			secs = now_s() - t0;
+			sleep_s(1.5);
+		}
+		while (alive >= 64) {
+			if (wait(NULL) > 0)
+				alive--;
+			else if (errno != EINTR)
+				return 1;
+		}
+		pid_t pid = fork();
+		if (pid < 0) {
+			if (errno == EAGAIN) { /* pids.max: wait for one and retry */
+				i--;
+				if (alive && wait(NULL) > 0)
+					alive--;
+				continue;
+			}
+			perror("sl-testprog forkbomb: fork");
+			return 1;
+		}
+		if (pid == 0) {
+			if (k == 11) { /* not dumpable: no core file, no core helper */
+				prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+				signal(SIGSEGV, SIG_DFL);
+				do_segv();
+			}
+			_exit(k);
+		}
+		alive++;
+		cnt[k == 0 ? 0 : k == 3 ? 1 : 2]++;
+	}
+	while (alive > 0) {
+		if (wait(NULL) > 0)
+			alive--;
+		else if (errno != EINTR)
+			break;
+	}
+	printf("{\"children\":%ld,\"exit0\":%ld,\"exit3\":%ld,\"segv\":%ld,\"seconds\":%.3f}\n", n + 1, cnt[0],
+	       cnt[1], cnt[2], secs);
+	fflush(stdout);
+	return 0;
+}
+
 /* Busy loop with a stable, un-inlined symbol for profiling tests. */
 __attribute__((noinline)) uint64_t sl_spin_busy_loop(double seconds)
 {
@@ -204,6 +334,20 @@ int main(int argc, char **argv)
 		if (parse_long(argv[2], 0, 100000000L, &v))
 			return usage();
 		return do_storm(v, argv + 3);
+	}
+	if (!strcmp(mode, "parents") && argc >= 6) {
+		long np, nc, rate;
+		if (parse_long(argv[2], 1, 10000000L, &np) || parse_long(argv[3], 1, 100000L, &nc) ||
+		    parse_long(argv[4], 0, 1000000L, &rate))
+			return usage();
+		return do_parents(np, nc, rate, argv + 5);
+	}
+	if (!strcmp(mode, "forkbomb") && argc == 4) {
+		if (parse_long(argv[2], 1, 10000000L, &v) ||
+		    (strcmp(argv[3], "exit0") && strcmp(argv[3], "exit3") && strcmp(argv[3], "segv") &&
+		     strcmp(argv[3], "mix")))
+			return usage();
+		return do_forkbomb(v, argv[3]);
 	}
 	if (!strcmp(mode, "spin") && argc == 3) {
 		if (parse_seconds(argv[2], &s))

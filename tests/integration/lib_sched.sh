@@ -8,6 +8,7 @@
 #   sched_json CID          the container's entry of GET /api/v1/sched ("" if absent)
 #   sched_wait CID JQ [T]   poll GET /api/v1/sched until JQ (a jq boolean on
 #                           the container's entry) holds; prints the entry
+#   sched_map_id NAME       id of the running agent's BPF map NAME ("" if none)
 
 sched_ct() {
 	local name=$1 cpus=$2 quota=$3
@@ -40,4 +41,14 @@ sched_wait() {
 	done
 	curl -sf -m 5 "$SL_API/api/v1/sched" >"$SL_LOGDIR/last-sched.json" 2>&1
 	fail "container $id: '$q' did not hold within ${t}s (last answer in last-sched.json)"
+}
+
+# sched_map_id NAME: id of the running agent's ($SL_AGENT_PID) BPF map NAME,
+# from the map_id lines of its fds' fdinfo (other agents on the host have
+# maps of the same name); empty when not found.
+sched_map_id() {
+	local id
+	for id in $(grep -h '^map_id:' /proc/"$SL_AGENT_PID"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un); do
+		[ "$(bpftool map show id "$id" -j 2>/dev/null | jq -r .name)" = "$1" ] && { echo "$id"; return; }
+	done
 }

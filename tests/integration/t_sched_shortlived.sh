@@ -41,9 +41,10 @@ for kind in kubepods plain; do
 	assert_eq "$kind: series is the container's, not the host's" false "$(printf '%s' "$e" | jq -r .host)"
 done
 # the removed cgroups' queue is drained by user space after its read
-n=0
-until [ "$(bpftool -j map dump name sched_gone 2>/dev/null | jq 'length')" = 0 ]; do
-	[ $n -lt 20 ] || fail "sched_gone not drained: $(bpftool -j map dump name sched_gone 2>&1 | head -c 300)"
+n=0 gid=$(sched_map_id sched_gone)
+[ -n "$gid" ] || fail "the agent has no sched_gone map (no map_id in its fdinfo?)"
+until [ "$(bpftool -j map dump id "$gid" 2>/dev/null | jq 'length')" = 0 ]; do
+	[ $n -lt 20 ] || fail "sched_gone not drained: $(bpftool -j map dump id "$gid" 2>&1 | head -c 300)"
 	sleep 0.25
 	n=$((n + 1))
 done

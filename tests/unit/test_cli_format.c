@@ -184,6 +184,20 @@ static void test_known_details(void **state)
 	}
 }
 
+/* Rate-limited exits and signals say what they carry. */
+static void test_exit_signal_truncated(void **state)
+{
+	(void)state;
+	char *d = details("{" COMMON ",\"type\":\"exit\",\"exit_code\":0,\"signal\":0,"
+			  "\"truncated_count\":7,\"truncated_abnormal\":2}");
+	assert_string_equal(d, "exit 0 (+7 exits suppressed, 2 abnormal)");
+	free(d);
+	d = details("{" COMMON ",\"type\":\"signal\",\"signal\":11,\"sender_pid\":5,\"sender_comm\":\"a\","
+		    "\"target_pid\":5,\"target_comm\":\"a\",\"truncated_count\":3}");
+	assert_string_equal(d, "SIGSEGV 5(a) -> 5(a) (+3 signals suppressed)");
+	free(d);
+}
+
 /* A type this CLI does not know still gets its own fields as DETAILS. */
 static void test_unknown_type(void **state)
 {
@@ -198,6 +212,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sched_delay_row),
+		cmocka_unit_test(test_exit_signal_truncated),
 		cmocka_unit_test(test_every_kind),
 		cmocka_unit_test(test_known_details),
 		cmocka_unit_test(test_unknown_type),
