@@ -41,9 +41,12 @@ int64_t sl_store_trim_bytes(struct sl_store *s, uint64_t incoming)
 	if (!max || !s->db)
 		return 0;
 	uint64_t used = sl_store_measure(s);
-	if (used + incoming <= max / 100 * BYTES_HIGH_PCT)
-		return 0;
 	uint64_t wal = atomic_load(&s->st_wal_bytes);
+	/* On disk the file also holds its free pages (the high-water mark of
+	 * the rows): the cap is on what the disk holds, file + WAL. */
+	uint64_t disk = atomic_load(&s->st_file_bytes) + wal;
+	if (used + incoming <= max / 100 * BYTES_HIGH_PCT && disk + incoming <= max / 100 * BYTES_HIGH_PCT)
+		return 0;
 	uint64_t db_used = atomic_load(&s->st_db_bytes);
 	uint64_t target = max / 100 * BYTES_TARGET_PCT;
 	/* The WAL is bounded separately (wal_limit): what the rows may take is
@@ -73,6 +76,15 @@ int64_t sl_store_trim_bytes(struct sl_store *s, uint64_t incoming)
 			break;
 		sl_store_measure(s);
 		db_used = atomic_load(&s->st_db_bytes);
+	}
+	/* Free pages at the end of a file at its high-water mark plus a full WAL
+	 * would put the disk over the cap: give them back (auto_vacuum=INCREMENTAL
+	 * stores; older ones are reported by the retention pass). */
+	if (s->incremental_vacuum &&
+	    atomic_load(&s->st_file_bytes) + atomic_load(&s->st_wal_bytes) + incoming > target) {
+		if (sqlite3_exec(s->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL) != SQLITE_OK)
+			return -1;
+		sl_store_measure(s);
 	}
 	return total;
 }

@@ -720,6 +720,10 @@ static void test_byte_cap(void **state)
 		uint64_t sz = file_bytes(fx->path, "") + file_bytes(fx->path, "-wal");
 		if (sz > peak)
 			peak = sz;
+		if (sz > cap)
+			fprintf(stderr, "over the cap after round %d: file %llu + wal %llu\n", round,
+				(unsigned long long)file_bytes(fx->path, ""),
+				(unsigned long long)file_bytes(fx->path, "-wal"));
 		assert_true(sz <= cap);
 	}
 	struct sl_store_stats ss;
