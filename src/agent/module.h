@@ -19,6 +19,12 @@
  *                   sandlens_events_dropped_total{reason,type}, in kernel
  *                   events lost; same threading rules as write_metrics.
  *   destroy()       detach every link, free everything. Called once.
+ *   set_rate_shift() optional: degradation step 2 (docs/ARCHITECTURE.md
+ *                   "Pressure"): divide the module's event token-bucket
+ *                   rates and bursts by 2^shift (0..8; 0 = as configured),
+ *                   keeping every suppressed event counted. Poll-loop
+ *                   thread. Returns 0, -EINVAL (shift > 8) or -ENODEV (not
+ *                   running). NULL: the module has no rate-limited events.
  */
 #ifndef SANDLENS_AGENT_MODULE_H
 #define SANDLENS_AGENT_MODULE_H
@@ -53,6 +59,7 @@ struct sl_module_ops {
 	void (*write_metrics)(struct sl_module *m, FILE *out);
 	void (*write_drops)(struct sl_module *m, FILE *out);
 	void (*destroy)(struct sl_module *m);
+	int (*set_rate_shift)(struct sl_module *m, unsigned shift);
 };
 
 struct sl_module {

@@ -6,8 +6,6 @@
 #include "agent/pressure_internal.h"
 #include "common/log.h"
 #include "common/timefmt.h"
-#include "modules/proc.h"
-#include "modules/sched.h"
 #include "stats/stats.h"
 #include "store/store.h"
 
@@ -68,14 +66,6 @@ static double cpu_share(struct sl_pressure_rt *r)
 	return (double)(nw->cpu_ns - old->cpu_ns) / (double)(nw->mono_ns - old->mono_ns);
 }
 
-static struct sl_module *module_named(struct sl_agent *a, const char *name)
-{
-	for (int i = 0; i < a->nmodules; i++)
-		if (a->modules[i].enabled && !a->modules[i].state && !strcmp(a->modules[i].ops->name, name))
-			return &a->modules[i];
-	return NULL;
-}
-
 /* Make the agent match level (every step <= level on, the others off). */
 static void apply(struct sl_pressure_rt *r, int level)
 {
@@ -86,10 +76,11 @@ static void apply(struct sl_pressure_rt *r, int level)
 
 	sl_stats_set_slowdown(a->stats, div);
 	atomic_store(&r->divisor, div);
-	if ((m = module_named(a, "proc")))
-		sl_proc_set_rate_shift(m, shift);
-	if ((m = module_named(a, "sched")))
-		sl_sched_set_rate_shift(m, shift);
+	for (int i = 0; i < a->nmodules; i++) {
+		m = &a->modules[i];
+		if (m->enabled && !m->state && m->ops->set_rate_shift)
+			m->ops->set_rate_shift(m, shift);
+	}
 	atomic_store(&r->shift, shift);
 	atomic_store(&a->pressure_level, level); /* steps 3 and 4 read this */
 }

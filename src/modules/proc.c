@@ -469,4 +469,5 @@ const struct sl_module_ops sl_proc_module = {
 	.write_metrics = proc_write_metrics,
 	.write_drops = proc_write_drops,
 	.destroy = proc_destroy,
+	.set_rate_shift = sl_proc_set_rate_shift,
 };

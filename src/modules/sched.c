@@ -831,4 +831,5 @@ const struct sl_module_ops sl_sched_module = {
 	.write_metrics = sched_write_metrics,
 	.write_drops = sched_write_drops,
 	.destroy = sched_destroy,
+	.set_rate_shift = sl_sched_set_rate_shift,
 };
