@@ -35,7 +35,11 @@ root_code() { # METHOD PATH [args]: root with the token (.curlrc)
 	curl -s -m 10 -o "$SL_TMP/root.body" -w '%{http_code}' -X "$m" "$@" "$SL_API$p"
 }
 
-sl_agent_start
+# Redaction (proc.redact_args, on by default) would mask the value below; this
+# test is about who may read argv at all, so it is off here (t_exec_redact
+# and test_proc_redact cover redaction).
+sl_agent_start "proc:
+  redact_args: []"
 chmod 711 "$SL_TMP" # nobody may reach the socket (its own mode decides)
 NB=$SL_TMP/nb && mkdir -p "$NB" && chmod 777 "$NB"
 
