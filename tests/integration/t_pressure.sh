@@ -11,8 +11,9 @@
 # its transition log) and /metrics.
 # The agent sees every exec on the host, so other work on a shared machine
 # is load too: the budget (SL_PRESSURE_BUDGET, default 0.05 of one CPU,
-# 0.15 for an ASan build) sits between an idle agent and one under the
-# storm; a host too busy for an idle agent to get below the release mark
+# 0.08 for an ASan build, which idles near 0.02 and on a contended 2-CPU host
+# used 0.12 under the storm once step 2 sampled events: 0.15 stalled there)
+# sits between an idle agent and one under the storm; a host too busy for an idle agent to get below the release mark
 # makes the test SKIP (it could not tell the storm from the rest).
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/container.sh"
@@ -20,7 +21,7 @@ sl_init
 sl_require_agent_env
 ct_require
 if ldd "$SL_BUILD/sandlensd" 2>/dev/null | grep -q libasan; then
-	BUDGET=${SL_PRESSURE_BUDGET:-0.15}
+	BUDGET=${SL_PRESSURE_BUDGET:-0.08}
 else
 	BUDGET=${SL_PRESSURE_BUDGET:-0.05}
 fi
