@@ -387,6 +387,9 @@ int main(int argc, char **argv)
 	 * one, which after the first freed large block would put such blocks in
 	 * the heap, where fragmentation keeps RSS at the high-water mark. */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+	/* Every file the agent creates is private (the store, its -wal and
+	 * -shm, which SQLite creates with the database's mode, the locks). */
+	umask(077);
 
 	while ((o = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (o) {
@@ -482,7 +485,7 @@ int main(int argc, char **argv)
 	};
 	a->store = sl_store_open(&sc, err, sizeof(err));
 	if (!a->store) {
-		sl_err(MOD, "store %s: %s", a->cfg.store.path, err);
+		sl_err(MOD, "store.path %s: %s", a->cfg.store.path, err);
 		sl_attr_cache_free(a->attr);
 		sl_runc_index_free(a->runc);
 		close(lock_fd);

@@ -76,10 +76,13 @@ struct sl_store {
 };
 
 /* Opens the database at s->path (creating file, schema, WAL, statements)
- * into s->db / s->fd / s->dev,ino. create_nofollow: the file is created
- * with O_NOFOLLOW|O_EXCL semantics when missing (a reopen after deletion).
+ * into s->db / s->fd / s->dev,ino. The file is created 0600 with
+ * O_EXCL|O_NOFOLLOW when missing; the file, its -wal and -shm must each be
+ * absent or a regular file (not a symlink) owned by this euid and not
+ * group/other-writable (file and -wal not group/other-readable either),
+ * else it is refused ("store: refusing <path>: it <reason>").
  * Returns 0 or -1 with err set; on error nothing stays open. */
-int sl_store_db_open(struct sl_store *s, int create_nofollow, char *err, size_t errlen);
+int sl_store_db_open(struct sl_store *s, char *err, size_t errlen);
 /* Finalizes the statements and closes s->db and s->fd (checkpoint first when
  * checkpoint != 0). */
 void sl_store_db_close(struct sl_store *s, int checkpoint);

@@ -185,7 +185,50 @@ void sl_store_db_close(struct sl_store *s, int checkpoint)
 	s->fd = -1;
 }
 
-int sl_store_db_open(struct sl_store *s, int create_nofollow, char *err, size_t errlen)
+/* Why st (of the file at path; what: "database", "-wal", "-shm") must not
+ * be opened, or NULL: a regular file (not a symlink) owned by this euid,
+ * not group/other-writable, the database and its WAL not group/other-
+ * readable either (they hold argv). */
+static const char *file_refusal(const struct stat *st, int private_read)
+{
+	if (S_ISLNK(st->st_mode))
+		return "is a symbolic link";
+	if (!S_ISREG(st->st_mode))
+		return "is not a regular file";
+	if (st->st_uid != geteuid())
+		return "is owned by another user";
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return "is group/other-writable";
+	if (private_read && (st->st_mode & (S_IRGRP | S_IROTH)))
+		return "is group/other-readable (it holds argv; chmod 600)";
+	return NULL;
+}
+
+/* The -wal and -shm next to s->path: each absent or acceptable
+ * (file_refusal). Returns 0 or -1 with err set. */
+static int check_sidecars(const struct sl_store *s, char *err, size_t errlen)
+{
+	static const char *const sfx[] = {"-wal", "-shm"};
+	char p[PATH_MAX + 8];
+	for (size_t i = 0; i < 2; i++) {
+		struct stat st;
+		snprintf(p, sizeof(p), "%s%s", s->path, sfx[i]);
+		if (lstat(p, &st) != 0) {
+			if (errno == ENOENT)
+				continue;
+			snprintf(err, errlen, "store: %s: %s", p, strerror(errno));
+			return -1;
+		}
+		const char *why = file_refusal(&st, i == 0);
+		if (why) {
+			snprintf(err, errlen, "store: refusing %s: it %s", p, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int sl_store_db_open(struct sl_store *s, char *err, size_t errlen)
 {
 	struct stat st;
 	int rc = make_parent_dirs(s->path);
@@ -194,28 +237,39 @@ int sl_store_db_open(struct sl_store *s, int create_nofollow, char *err, size_t 
 			 strerror(-rc));
 		return -1;
 	}
-	int flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK;
-	if (create_nofollow)
-		flags |= O_NOFOLLOW;
-	s->fd = open(s->path, flags, 0600);
+	if (check_sidecars(s, err, errlen) != 0)
+		return -1;
+	/* Created here, 0600, never through a planted symlink; an existing
+	 * file is opened without following one and checked on the descriptor
+	 * (a shared directory such as /tmp lets others plant files). */
+	s->fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+	if (s->fd < 0 && errno == EEXIST)
+		s->fd = open(s->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (s->fd < 0) {
-		snprintf(err, errlen, "store: %s: %s", s->path, strerror(errno));
+		snprintf(err, errlen, "store: %s: %s", s->path,
+			 errno == ELOOP ? "refusing it: it is a symbolic link" : strerror(errno));
 		return -1;
 	}
-	if (fstat(s->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "store: %s: not a regular file", s->path);
+	const char *why = fstat(s->fd, &st) != 0 ? strerror(errno) : file_refusal(&st, 1);
+	if (why) {
+		snprintf(err, errlen, "store: refusing %s: it %s", s->path, why);
 		goto fail;
 	}
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
 	if (sqlite3_open_v2(s->path, &s->db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+				    SQLITE_OPEN_NOFOLLOW,
 			    NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "sqlite: open %s: %s", s->path,
 			 s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		goto fail;
 	}
 	if (setup_db(s, err, errlen) != 0)
+		goto fail;
+	/* WAL mode made (or reused) the -wal and -shm: still ours (one
+	 * planted between the check above and SQLite's open is caught here) */
+	if (check_sidecars(s, err, errlen) != 0)
 		goto fail;
 	return 0;
 fail:
@@ -278,7 +332,7 @@ struct sl_store *sl_store_open(const struct sl_store_config *cfg, char *err, siz
 		snprintf(err, errlen, "store: out of memory for a queue of %zu", s->cfg.queue_size);
 		goto fail;
 	}
-	if (sl_store_db_open(s, 0, err, errlen) != 0)
+	if (sl_store_db_open(s, err, errlen) != 0)
 		goto fail;
 	sl_store_measure(s);
 

@@ -108,7 +108,7 @@ static int reopen(struct sl_store *s, enum sl_store_cond c, int had_db, char *wh
 		snprintf(p, sizeof(p), "%s-shm", s->path);
 		unlink(p);
 	}
-	if (sl_store_db_open(s, 1, err, sizeof(err)) != 0) {
+	if (sl_store_db_open(s, err, sizeof(err)) != 0) {
 		size_t l = strlen(why);
 		snprintf(why + l, whylen - l, "; reopen failed: %s", err);
 		return -1;

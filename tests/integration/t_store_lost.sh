@@ -88,6 +88,8 @@ echo "ok - a deleted store that could not be recreated was degraded ($held rows 
 # --- replaced by another file (a copy moved over it): reopened, written there
 r0=$(health | jq '.store.reopens')
 sqlite3 "$DB" ".backup '$SL_TMP/db/copy.db'"
+# private, as the store requires of its file (the copy has the shell's umask)
+chmod 600 "$SL_TMP/db/copy.db"
 mv "$SL_TMP/db/copy.db" "$DB"
 /bin/true mk-replaced
 wait_row mk-replaced

@@ -384,6 +384,7 @@ static void test_open_errors(void **state)
 	assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=99", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
+	assert_int_equal(chmod(p, 0600), 0); /* private, as the store wants it */
 	cfg.path = p;
 	err[0] = '\0';
 	assert_null(sl_store_open(&cfg, err, sizeof(err)));
@@ -683,6 +684,140 @@ static void test_held_until_recovered(void **state)
 	sl_store_close(s);
 }
 
+/* A file at path with content body and mode. */
+static void plant(const char *path, const char *body, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(body, f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/* The content of path ("" when missing), at most 63 bytes. */
+static const char *slurp(const char *path, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return buf;
+	size_t n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* sl_store_open refuses path with a reason containing why. */
+static void assert_refused(const char *path, const char *why)
+{
+	struct sl_store_config cfg = {.path = path};
+	char err[256] = "";
+	struct sl_store *s = sl_store_open(&cfg, err, sizeof(err));
+	if (s)
+		sl_store_close(s);
+	assert_null(s);
+	if (!strstr(err, why))
+		fprintf(stderr, "error %s, wanted \"%s\"\n", err, why);
+	assert_non_null(strstr(err, why));
+}
+
+/* A store path in a shared directory: a planted symlink, a file of another
+ * user, a group/other-writable or -readable file, a planted -wal symlink
+ * are each refused and what they point to stays as it was; a fresh store,
+ * its -wal and -shm are created 0600 whatever the umask. */
+static void test_planted(void **state)
+{
+	struct fixture *fx = *state;
+	char p[160], t[160], w[176], buf[64];
+	snprintf(p, sizeof(p), "%s/ev.db", fx->dir);
+	snprintf(t, sizeof(t), "%s/important", fx->dir);
+	snprintf(w, sizeof(w), "%s-wal", p);
+
+	plant(t, "root's file", 0600);
+	assert_int_equal(symlink(t, p), 0);
+	assert_refused(p, "symbolic link");
+	assert_string_equal(slurp(t, buf, sizeof(buf)), "root's file");
+	assert_int_equal(unlink(p), 0);
+
+	/* dangling: the target is not created */
+	assert_int_equal(unlink(t), 0);
+	assert_int_equal(symlink(t, p), 0);
+	assert_refused(p, "symbolic link");
+	assert_int_equal(access(t, F_OK), -1);
+	assert_int_equal(unlink(p), 0);
+
+	plant(p, "planted", 0620);
+	assert_refused(p, "group/other-writable");
+	assert_string_equal(slurp(p, buf, sizeof(buf)), "planted");
+	assert_int_equal(chmod(p, 0666), 0);
+	assert_refused(p, "group/other-writable");
+	assert_int_equal(chmod(p, 0644), 0);
+	assert_refused(p, "group/other-readable");
+	assert_string_equal(slurp(p, buf, sizeof(buf)), "planted");
+	assert_int_equal(unlink(p), 0);
+
+	if (geteuid() == 0) {
+		plant(p, "nobody's", 0600);
+		assert_int_equal(chown(p, 65534, 65534), 0);
+		assert_refused(p, "another user");
+		assert_string_equal(slurp(p, buf, sizeof(buf)), "nobody's");
+		assert_int_equal(unlink(p), 0);
+	} else {
+		fprintf(stderr, "not root: the foreign-owner case is not run\n");
+	}
+
+	/* a -wal planted as a symlink: refused, its target untouched */
+	plant(t, "root's file", 0600);
+	assert_int_equal(symlink(t, w), 0);
+	assert_refused(w, "symbolic link");
+	assert_string_equal(slurp(t, buf, sizeof(buf)), "root's file");
+	assert_int_equal(unlink(w), 0);
+
+	/* fresh: 0600 even under umask 022, and so are -wal and -shm */
+	unlink(p);
+	mode_t old = umask(022);
+	struct sl_store *s = open_store(p, 0, 0, 0, 0, 0);
+	umask(old);
+	assert_non_null(s);
+	struct rec r = {.type = "exec", .cid = "", .pod = "", .runtime = "host"};
+	assert_int_equal(submit_rec(s, &r, 0), 0);
+	assert_int_equal(sl_store_flush(s), 0);
+	static const char *const sfx[] = {"", "-wal", "-shm"};
+	for (size_t i = 0; i < 3; i++) {
+		struct stat st;
+		snprintf(w, sizeof(w), "%s%s", p, sfx[i]);
+		assert_int_equal(lstat(w, &st), 0);
+		if ((st.st_mode & 0777) != 0600)
+			fprintf(stderr, "%s: mode %o\n", w, st.st_mode & 0777);
+		assert_int_equal(st.st_mode & 0777, 0600);
+	}
+
+	/* recovery: the store deleted and a symlink planted in its place:
+	 * degraded with the reason, no crash, the target untouched */
+	plant(t, "root's file", 0600);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(symlink(t, p), 0);
+	assert_int_equal(submit_rec(s, &r, 0), 0);
+	int rc = 0;
+	for (int i = 0; i < 100 && rc != -EAGAIN; i++) {
+		rc = sl_store_flush(s);
+		if (rc != -EAGAIN)
+			usleep(20 * 1000);
+	}
+	assert_int_equal(rc, -EAGAIN);
+	json_t *h = sl_store_health_json(s);
+	assert_string_equal(json_string_value(json_object_get(h, "state")), "degraded");
+	const char *why = json_string_value(json_object_get(h, "reason"));
+	assert_non_null(why);
+	if (!strstr(why, "symbolic link"))
+		fprintf(stderr, "reason: %s\n", why);
+	assert_non_null(strstr(why, "symbolic link"));
+	json_decref(h);
+	assert_string_equal(slurp(t, buf, sizeof(buf)), "root's file");
+	sl_store_close(s);
+	assert_string_equal(slurp(t, buf, sizeof(buf)), "root's file");
+}
+
 static uint64_t file_bytes(const char *path, const char *suffix)
 {
 	char p[200];
@@ -863,6 +998,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_concurrent_readers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deleted_recreated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_until_recovered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_planted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_byte_cap, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
