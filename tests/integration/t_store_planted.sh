@@ -24,8 +24,8 @@ run_agent() {
 	rc=$?
 }
 
-# --- a symlink to root's file
-printf 'important\n' >"$SL_TMP/empty_important"
+# --- a symlink to root's (empty) file: SQLite would make it a database
+: >"$SL_TMP/empty_important"
 chmod 600 "$SL_TMP/empty_important"
 sum0=$(sha256sum <"$SL_TMP/empty_important")
 setpriv --reuid=65534 --regid=65534 --clear-groups ln -s "$SL_TMP/empty_important" "$shared/evx.db" ||
@@ -33,7 +33,8 @@ setpriv --reuid=65534 --regid=65534 --clear-groups ln -s "$SL_TMP/empty_importan
 run_agent "$shared/evx.db"
 assert_eq "agent on a planted symlink: exit status" 1 "$rc"
 grep -q "store.path $shared/evx.db: .*symbolic link" "$log" || fail "no message naming store.path and the symlink: $(cat "$log")"
-assert_eq "the symlink's target" "$sum0" "$(sha256sum <"$SL_TMP/empty_important")"
+assert_eq "the symlink's target (owner mode size)" "0 600 0 $sum0" \
+	"$(stat -c '%u %a %s' "$SL_TMP/empty_important") $(sha256sum <"$SL_TMP/empty_important")"
 [ -e "$SL_TMP/empty_important-wal" ] || [ -e "$shared/evx.db-wal" ] && fail "a -wal was created next to the planted symlink"
 echo "ok - a planted symlink was refused; its target is unchanged"
 
