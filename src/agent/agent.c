@@ -7,6 +7,7 @@
 #include "api/api.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/thread_cpu.h"
 #include "common/timefmt.h"
 #include "cgroup/runc_state.h"
 #include "store/store.h"
@@ -308,6 +309,10 @@ void sl_agent_write_metrics(struct sl_agent *a, FILE *out)
 		     "sandlens_store_queue_depth %llu\n",
 		(unsigned long long)ss.queue_depth);
 	sl_store_write_metrics(a->store, out);
+	fprintf(out, "# HELP sandlens_api_cpu_seconds_total CPU time of the API threads (not counted in pressure.cpu_budget).\n"
+		     "# TYPE sandlens_api_cpu_seconds_total counter\n"
+		     "sandlens_api_cpu_seconds_total %.3f\n",
+		(double)sl_thread_cpu_ns(SL_TCPU_API) / 1e9);
 	fprintf(out, "# HELP sandlens_log_suppressed_total Log lines not printed by a rate limiter (repeated failures).\n"
 		     "# TYPE sandlens_log_suppressed_total counter\n"
 		     "sandlens_log_suppressed_total %llu\n",

@@ -5,6 +5,7 @@
 #include "agent/pressure.h"
 #include "agent/pressure_internal.h"
 #include "common/log.h"
+#include "common/thread_cpu.h"
 #include "common/timefmt.h"
 #include "stats/stats.h"
 #include "store/store.h"
@@ -16,13 +17,18 @@
 #include <unistd.h>
 
 #define MOD "pressure"
+/* The agent's CPU less its API threads' (src/common/thread_cpu.h): what
+ * clients ask for is bounded by api.threads and the connection limits, and
+ * must not make the agent drop events (anyone local may send requests). */
 static uint64_t self_cpu_ns(void)
 {
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru))
 		return 0;
-	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
-	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
+	uint64_t all = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
+		       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
+	uint64_t api = sl_thread_cpu_ns(SL_TCPU_API);
+	return api < all ? all - api : 0;
 }
 
 /* Resident set from /proc/self/statm (second field, pages; proc(5)). */

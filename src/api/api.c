@@ -1,4 +1,5 @@
 /* HTTP server: listeners, routing, replies. Routes and bodies: docs/API.md. */
+#include "common/thread_cpu.h"
 #include "api/api.h"
 #include "api/api_internal.h"
 #include "api/api_tasks.h"
@@ -293,6 +294,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct sl_api *api = cls;
 	struct reply r = {0};
 	const struct route *rt = NULL;
+
+	sl_thread_cpu_register(SL_TCPU_API);
 
 	/* a NUL byte (%00) in the path: microhttpd's url stops at it, so it
 	 * would name another route (a NUL in the query is the route's 400) */

@@ -10,6 +10,7 @@
  * connection through its own path. The descriptor stays valid while the
  * connection is in our list: MHD calls NOTIFY_CONNECTION/CLOSED (which
  * takes conn_mu and unlinks it) before it closes the socket. */
+#include "common/thread_cpu.h"
 #include "api/api_internal.h"
 
 #include <arpa/inet.h>
@@ -164,6 +165,8 @@ static void identify(struct sl_api *api, struct conn_state *cs)
 void sl_api_conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
 			enum MHD_ConnectionNotificationCode toe)
 {
+	/* microhttpd's threads: their CPU is the API's, not the pipeline's (pressure) */
+	sl_thread_cpu_register(SL_TCPU_API);
 	struct sl_api_listener *lis = cls;
 	struct sl_api *api = lis->api;
 	static struct sl_log_limit lim = SL_LOG_LIMIT_INIT(10);
