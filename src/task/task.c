@@ -546,19 +546,17 @@ int sl_tasks_delete(struct sl_tasks *ts, const char *id)
 	struct sl_task *t;
 	pthread_mutex_lock(&ts->mu);
 	HASH_FIND_STR(ts->tasks, id, t);
-	if (t && t->deleted) {
+	if (t && (t->deleted || t->delete_claimed)) {
+		/* deleted, or another DELETE is waiting for it: one DELETE wins */
 		pthread_mutex_unlock(&ts->mu);
 		return -ENOENT;
 	}
 	if (!t) {
 		pthread_mutex_unlock(&ts->mu);
-		json_t *r = ts->store ? sl_task_store_get(ts->store, id) : NULL;
-		if (!r)
-			return -ENOENT;
-		json_decref(r);
-		sl_task_store_delete(ts->store, id);
-		return 0;
+		/* only in the store: the one whose DELETE removed the row wins */
+		return ts->store && sl_task_store_delete(ts->store, id) == 0 ? 0 : -ENOENT;
 	}
+	t->delete_claimed = 1;
 	if (!t->cancel && !t->finished) {
 		t->cancel = 1;
 		snprintf(t->cancel_reason, sizeof(t->cancel_reason), "deleted by a client");

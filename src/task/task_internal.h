@@ -36,6 +36,7 @@ struct sl_task {
 	int cancel;
 	char cancel_reason[128];
 	int deleted;
+	int delete_claimed; /* a DELETE holds it (waiting for the runner); later ones get -ENOENT */
 	int refs;            /* the registry's reference (dropped by the reaper
 			      * when it forgets the task) + one per API thread
 			      * that keeps using t with mu released (DELETE's

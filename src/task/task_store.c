@@ -256,6 +256,8 @@ static int delete_locked(struct sl_task_store *s, const char *id)
 		sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
 		if (sqlite3_step(st) != SQLITE_DONE)
 			rc = -EIO;
+		else if (i == 1 && rc == 0 && sqlite3_changes(s->db) == 0)
+			rc = -ENOENT; /* no such record (another delete was first) */
 		sqlite3_finalize(st);
 	}
 	return rc;

@@ -40,7 +40,8 @@ json_t *sl_task_store_list(struct sl_task_store *s, size_t limit);
 /* Result body (malloc'd) of (id, fmt). 0, -ENOENT, -EIO. */
 int sl_task_store_get_result(struct sl_task_store *s, const char *id, const char *fmt, char **body,
 			     size_t *len);
-/* Remove the record and its results. 0 or -EIO. */
+/* Remove the record and its results. 0, -ENOENT (no record: e.g. a
+ * concurrent delete removed it first) or -EIO. */
 int sl_task_store_delete(struct sl_task_store *s, const char *id);
 /* Retention: remove ended records (and results) that ended before
  * now_ns - max_age_ns (max_age_ns 0 = no age limit), then the oldest ended
