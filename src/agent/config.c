@@ -585,7 +585,7 @@ static int validate(struct sl_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "api.listen: '%s' is not host:port with a port in 1..65535", c->api.listen);
 		return -1;
 	}
-	if (c->pressure.cgroup.enabled) {
+	{ /* checked whether enabled or not: nothing set is silently ignored */
 		const char *n = c->pressure.cgroup.name;
 		int bad = !*n || *n == '/' || n[strlen(n) - 1] == '/' || strstr(n, "//") != NULL;
 		for (const char *p = n; *p && !bad; p++)

@@ -1,6 +1,6 @@
 /* sandlensd: the node agent. Loads config, mounts tracefs when absent,
  * discovers cgroup mounts, opens the store, starts every enabled module,
- * the API, and runs the one poll loop until SIGINT/SIGTERM. */
+ * the API, and runs the one poll loop until SIGINT/SIGTERM/SIGHUP. */
 #include "agent/agent.h"
 #include "agent/pressure_rt.h"
 #include "agent/probe.h"
@@ -314,6 +314,7 @@ static int poll_loop(struct sl_agent *a)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	if (ep < 0 || sfd < 0 || tfd < 0) {
@@ -355,7 +356,10 @@ static int poll_loop(struct sl_agent *a)
 			} else {
 				struct signalfd_siginfo si;
 				if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-					sl_info(MOD, "signal %u: shutting down", si.ssi_signo);
+					if (si.ssi_signo == SIGHUP)
+						sl_info(MOD, "SIGHUP (hang-up): shutting down cleanly (configuration reload is not implemented)");
+					else
+						sl_info(MOD, "signal %u: shutting down", si.ssi_signo);
 					atomic_store(&a->running, 0);
 				}
 			}
@@ -446,6 +450,7 @@ int main(int argc, char **argv)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP); /* hang-up: the same clean stop (no reload yet) */
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 

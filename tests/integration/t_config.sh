@@ -75,6 +75,11 @@ pressure:
   cgroup:
     enabled: true
     name: ../x"
+expect_error "pressure cgroup name checked while the cgroup is off" 2 pressure.cgroup.name "$base
+pressure:
+  cgroup:
+    enabled: false
+    name: ../x"
 expect_error "negative count" 2 store.max_rows "$base
 store:
   path: $SL_TMP/db.sqlite

@@ -2,7 +2,7 @@
 # SIGTERM: sandlensd exits 0, every BPF program it loaded is gone from
 # `bpftool prog show`, and the events it saw right before the signal are in
 # its SQLite store (WAL mode): a restart on the same database serves them.
-# SIGINT: exits 0 too.
+# SIGINT: exits 0 too. SIGHUP: the same clean stop (no reload yet), logged.
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/container.sh"
 source "$(dirname "$0")/../lib/checks.sh"
@@ -71,4 +71,20 @@ wait "$SL_AGENT_PID"
 rc=$?
 SL_AGENT_PID=
 assert_eq "sandlensd exit status on SIGINT" 0 "$rc"
+# and SIGHUP (a closed terminal): the same clean stop, said in the log, the
+# unix socket removed (it used to kill the agent: status 129, socket left)
+sl_agent_launch
+kill -HUP "$SL_AGENT_PID"
+n=0
+while kill -0 "$SL_AGENT_PID" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$SL_AGENT_PID/stat" 2>/dev/null)" != Z ] && [ $n -lt 200 ]; do
+	sleep 0.1; n=$((n + 1))
+done
+[ $n -lt 200 ] || fail "sandlensd did not exit within 20 s of SIGHUP"
+wait "$SL_AGENT_PID"
+rc=$?
+SL_AGENT_PID=
+assert_eq "sandlensd exit status on SIGHUP" 0 "$rc"
+grep -q "SIGHUP (hang-up): shutting down cleanly" "$SL_LOGDIR/agent.stderr" || fail "no SIGHUP line in the log"
+[ -e "$SL_SOCK" ] && fail "the unix socket was left behind after SIGHUP"
+echo "ok - SIGHUP stops the agent cleanly"
 echo "PASS"
