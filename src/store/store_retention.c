@@ -42,19 +42,23 @@ int64_t sl_store_trim_bytes(struct sl_store *s, uint64_t incoming)
 		return 0;
 	uint64_t used = sl_store_measure(s);
 	uint64_t wal = atomic_load(&s->st_wal_bytes);
-	/* On disk the file also holds its free pages (the high-water mark of
-	 * the rows): the cap is on what the disk holds, file + WAL. */
-	uint64_t disk = atomic_load(&s->st_file_bytes) + wal;
-	if (used + incoming <= max / 100 * BYTES_HIGH_PCT && disk + incoming <= max / 100 * BYTES_HIGH_PCT)
+	/* On disk: the file keeps its free pages (the rows' high-water mark)
+	 * and the WAL may grow to its bound before a checkpoint, whatever it is
+	 * now. The cap is on file + WAL as the disk may hold them. */
+	uint64_t walb = s->wal_limit > wal ? s->wal_limit : wal;
+	uint64_t file = atomic_load(&s->st_file_bytes);
+	uint64_t high = max / 100 * BYTES_HIGH_PCT;
+	if ((used > file ? used : file) + walb + incoming <= high)
 		return 0;
 	uint64_t db_used = atomic_load(&s->st_db_bytes);
 	uint64_t target = max / 100 * BYTES_TARGET_PCT;
-	/* The WAL is bounded separately (wal_limit): what the rows may take is
-	 * the target less the WAL as it is now and the batch about to come,
-	 * so that deleting (which itself writes WAL frames) never chases its
-	 * own tail. */
-	uint64_t walc = wal < s->wal_limit ? wal : s->wal_limit;
-	uint64_t room = walc + incoming;
+	/* The WAL is bounded separately (wal_limit) and may grow to it before a
+	 * checkpoint; the file keeps its high-water mark (freed pages are
+	 * reused, not given back). So what the rows may take is the target less
+	 * the WAL's bound and the batch about to come: file + WAL then stay
+	 * under the cap on disk (counting the WAL as it is now let a file at
+	 * its high-water mark plus a later full WAL pass the cap). */
+	uint64_t room = walb + incoming;
 	uint64_t db_target = target > room ? target - room : 0;
 	int64_t total = 0;
 	for (int i = 0; i < 8 && db_used > db_target && s->rows > 0; i++) {
@@ -76,15 +80,6 @@ int64_t sl_store_trim_bytes(struct sl_store *s, uint64_t incoming)
 			break;
 		sl_store_measure(s);
 		db_used = atomic_load(&s->st_db_bytes);
-	}
-	/* Free pages at the end of a file at its high-water mark plus a full WAL
-	 * would put the disk over the cap: give them back (auto_vacuum=INCREMENTAL
-	 * stores; older ones are reported by the retention pass). */
-	if (s->incremental_vacuum &&
-	    atomic_load(&s->st_file_bytes) + atomic_load(&s->st_wal_bytes) + incoming > target) {
-		if (sqlite3_exec(s->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL) != SQLITE_OK)
-			return -1;
-		sl_store_measure(s);
 	}
 	return total;
 }
