@@ -89,13 +89,13 @@ FUZZ_CC ?= clang
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iinclude -Isrc -Itests/fuzz \
 	$(FUZZ_SAN) $(shell pkg-config --cflags $(PKGS))
-FUZZ_PROF_SRCS := $(addprefix src/profile/,symbolize_elf.c symbolize_maps.c symbolize_kallsyms.c \
-	symbolize.c profile_build.c raw.c tree.c folded.c flamegraph.c pprof.c profile.pb-c.c profile_json.c)
+# the whole profile library (a list by name went stale when it gained files)
+FUZZ_PROF_SRCS := $(wildcard src/profile/*.c)
 FUZZ_SRCS_cgpath := src/cgroup/cgpath.c
 FUZZ_SRCS_cgstat := $(wildcard src/cgroup/cgstat*.c)
 FUZZ_SRCS_mounts := src/cgroup/mounts.c
 FUZZ_SRCS_runc_state := src/cgroup/runc_state.c
-FUZZ_SRCS_config := src/agent/config.c src/common/log.c
+FUZZ_SRCS_config := src/agent/config.c src/common/log.c src/common/json.c src/modules/proc_redact.c
 FUZZ_SRCS_api_params := src/api/api_params.c src/common/timefmt.c src/agent/evkind.c
 FUZZ_SRCS_task_spec := src/task/spec.c
 FUZZ_SRCS_maps := src/profile/symbolize_maps.c
