@@ -59,31 +59,27 @@ sl_agent_launch
 check_exit_part
 sl_agent_stop
 rc=$?
+# stop_by SIG: start the agent, send SIG, wait (20 s) for it to exit; its status
+stop_by() {
+	sl_agent_launch
+	kill -"$1" "$SL_AGENT_PID"
+	local n=0
+	while kill -0 "$SL_AGENT_PID" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$SL_AGENT_PID/stat" 2>/dev/null)" != Z ] && [ $n -lt 200 ]; do
+		sleep 0.1; n=$((n + 1))
+	done
+	[ $n -lt 200 ] || fail "sandlensd did not exit within 20 s of SIG$1"
+	wait "$SL_AGENT_PID"
+	local rc=$?
+	SL_AGENT_PID=
+	return $rc
+}
 # and SIGINT
-sl_agent_launch
-kill -INT "$SL_AGENT_PID"
-n=0
-while kill -0 "$SL_AGENT_PID" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$SL_AGENT_PID/stat" 2>/dev/null)" != Z ] && [ $n -lt 200 ]; do
-	sleep 0.1; n=$((n + 1))
-done
-[ $n -lt 200 ] || fail "sandlensd did not exit within 20 s of SIGINT"
-wait "$SL_AGENT_PID"
-rc=$?
-SL_AGENT_PID=
-assert_eq "sandlensd exit status on SIGINT" 0 "$rc"
+stop_by INT
+assert_eq "sandlensd exit status on SIGINT" 0 "$?"
 # and SIGHUP (a closed terminal): the same clean stop, said in the log, the
 # unix socket removed (it used to kill the agent: status 129, socket left)
-sl_agent_launch
-kill -HUP "$SL_AGENT_PID"
-n=0
-while kill -0 "$SL_AGENT_PID" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$SL_AGENT_PID/stat" 2>/dev/null)" != Z ] && [ $n -lt 200 ]; do
-	sleep 0.1; n=$((n + 1))
-done
-[ $n -lt 200 ] || fail "sandlensd did not exit within 20 s of SIGHUP"
-wait "$SL_AGENT_PID"
-rc=$?
-SL_AGENT_PID=
-assert_eq "sandlensd exit status on SIGHUP" 0 "$rc"
+stop_by HUP
+assert_eq "sandlensd exit status on SIGHUP" 0 "$?"
 grep -q "SIGHUP (hang-up): shutting down cleanly" "$SL_LOGDIR/agent.stderr" || fail "no SIGHUP line in the log"
 [ -e "$SL_SOCK" ] && fail "the unix socket was left behind after SIGHUP"
 echo "ok - SIGHUP stops the agent cleanly"

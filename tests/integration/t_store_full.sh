@@ -26,20 +26,7 @@ DB="$DISK/events.db"
 sed -i "s|path: $SL_DB|path: $DB\n  max_bytes: 0|" "$SL_CONFIG"
 sl_agent_launch
 
-health() { curl -sf -m 5 "$SL_API/healthz"; }
-wait_store() {
-	local n=0
-	until health | jq -e ".store | $1" >/dev/null 2>&1; do
-		[ $n -lt $(($2 * 4)) ] || fail "$3 within $2 s: $(health | jq -c .store)"
-		sleep 0.25
-		n=$((n + 1))
-	done
-}
-in_file() {
-	sqlite3 "file:$DB?mode=ro" \
-		"SELECT count(*) FROM events WHERE type='exec' AND json_extract(json,'\$.argv[1]')='$1'" 2>/dev/null ||
-		echo "no-table"
-}
+source "$(dirname "$0")/../lib/store.sh"
 
 /bin/true mk-start
 sleep 1.5

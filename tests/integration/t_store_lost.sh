@@ -25,22 +25,7 @@ sed -i "s|path: $SL_DB|path: $DB\n  max_bytes: 8MiB|" "$SL_CONFIG"
 WAL_LIMIT=$((2 << 20))
 sl_agent_launch
 
-health() { curl -sf -m 5 "$SL_API/healthz"; }
-# wait_store JQ-CONDITION-ON-.store TIMEOUT-S WHAT
-wait_store() {
-	local n=0
-	until health | jq -e ".store | $1" >/dev/null 2>&1; do
-		[ $n -lt $(($2 * 4)) ] || fail "$3 within $2 s: $(health | jq -c .store)"
-		sleep 0.25
-		n=$((n + 1))
-	done
-}
-# rows in the file at the path for the exec of /bin/true MARKER
-in_file() {
-	sqlite3 "file:$DB?mode=ro" \
-		"SELECT count(*) FROM events WHERE type='exec' AND json_extract(json,'\$.argv[1]')='$1'" 2>/dev/null ||
-		echo "no-table"
-}
+source "$(dirname "$0")/../lib/store.sh"
 # (the file, not the API: other activity on the host fills the newest pages)
 wait_row() {
 	local n=0
