@@ -20,6 +20,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "task_id.bpf.h"
+#include "sandlens/proc.h"
 #include "sandlens/token_bucket.h"
 
 char LICENSE[] SEC("license") = "GPL";

@@ -3,7 +3,7 @@
 #ifndef SANDLENS_BPF_TASK_ID_H
 #define SANDLENS_BPF_TASK_ID_H
 
-#include "sandlens/events.h"
+#include "sandlens/common.h"
 
 /* Index into css_set->subsys[] of the v1 controller whose hierarchy gives
  * cgroup_v1_id (enum cgroup_subsys_id value, read from BTF by user space);

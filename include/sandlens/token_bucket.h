@@ -3,7 +3,7 @@
  * shared verbatim by the BPF programs and the unit tests
  * (tests/unit/test_token_bucket.c).
  *
- * State is struct sl_exec_bucket (events.h): tokens in units of 1e-9 token,
+ * State is struct sl_exec_bucket (include/sandlens/common.h): tokens in units of 1e-9 token,
  * the last refill time (CLOCK_MONOTONIC ns) and `pending`, the events of the
  * key suppressed since the last delivered one. Refill: rate tokens per second,
  * capped at burst tokens; an idle gap counts at most 10 s (keeps the product

@@ -11,7 +11,7 @@
 #include "agent/config.h"
 #include "agent/module.h"
 #include "cgroup/attr.h"
-#include "sandlens/events.h"
+#include "sandlens/proc.h" /* sl_cgroup_event (until the contract lands) */
 
 struct sl_store;
 struct sl_runc_index;

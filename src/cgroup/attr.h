@@ -112,7 +112,7 @@ struct sl_attr_cache_stats {
 
 struct sl_attr_cache;
 
-/* hier: 0 = v2, 1 = v1 (enum sl_cg_hier in include/sandlens/events.h) */
+/* hier: 0 = v2, 1 = v1 (enum sl_cg_hier in include/sandlens/common.h) */
 struct sl_attr_cache *sl_attr_cache_new(const struct sl_attr_cache_config *cfg,
 					const struct sl_cg_mounts *mounts);
 void sl_attr_cache_free(struct sl_attr_cache *c);

@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
-#include "sandlens/events.h"
+#include "sandlens/proc.h"
 
 /* Split the NUL-separated argument block argv[0..len) of an exec record
  * into a JSON array of strings. A final argument without its NUL (cut at

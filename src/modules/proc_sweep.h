@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "sandlens/events.h"
+#include "sandlens/proc.h"
 
 /* Called for each removed bucket with its key and its final value. */
 typedef void (*sl_sweep_expired_fn)(const void *key, const struct sl_exec_bucket *b, void *ctx);

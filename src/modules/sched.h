@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
-#include "sandlens/events.h"
+#include "sandlens/sched.h"
 
 struct sl_agent;
 struct sl_module;

@@ -13,7 +13,7 @@
 
 #include "cgroup/attr.h"
 #include "cgroup/cgstat.h"
-#include "sandlens/events.h"
+#include "sandlens/sched.h"
 
 #define SCHED_TOP_NEIGHBOURS 5   /* neighbours per container in a snapshot */
 #define SCHED_NEIGH_TRACK 32     /* neighbours tracked per container */

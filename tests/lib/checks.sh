@@ -152,10 +152,10 @@ check_longargv_part() {
 	[ "${#a2}" -lt 1500 ] && [ "${LONG_ARG#"$a2"}" != "$LONG_ARG" ] ||
 		fail "long exec argv[2] (${#a2} chars) is not a proper prefix of the 1500-char argument"
 	# bytes kept (NUL separators included; the cut last argument has none)
-	# within SL_ARGV_BYTES (include/sandlens/events.h)
+	# within SL_ARGV_BYTES (include/sandlens/proc.h)
 	bytes=$(jq '[.argv[] | (utf8bytelength + 1)] | add - 1' <<<"$ev")
 	local max
-	max=$(awk '/#define SL_ARGV_BYTES/{print $3}' "$SL_ROOT/include/sandlens/events.h")
+	max=$(awk '/#define SL_ARGV_BYTES/{print $3}' "$SL_ROOT/include/sandlens/proc.h")
 	[ "$bytes" -le "$max" ] || fail "long exec argv holds $bytes bytes > SL_ARGV_BYTES $max"
 	echo "ok - long argv cut to $bytes bytes (SL_ARGV_BYTES $max), args_truncated true"
 	check_attr "long exec" "$ev"

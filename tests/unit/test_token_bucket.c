@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <cmocka.h>
 
-#include "sandlens/events.h"
+#include "sandlens/proc.h"
 #include "sandlens/token_bucket.h"
 
 #define SEC 1000000000ULL
