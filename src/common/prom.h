@@ -10,6 +10,8 @@
  *   - label values are escaped (\\, \" and \n); label names and family names
  *     are checked against [a-zA-Z_:][a-zA-Z0-9_:]* and refused otherwise.
  *   - histograms: cumulative _bucket{le} samples, +Inf, _sum and _count.
+ *   - a sample must belong to the family started last (its name, or for a
+ *     histogram its _bucket/_sum/_count); anything else is -EINVAL.
  *   - an optional allow-list (sl_prom_restrict) refuses families a module
  *     did not declare: the module contract (src/agent/module.h) sets it
  *     while a module writes.
@@ -76,10 +78,12 @@ int sl_prom_f64(struct sl_prom *p, const char *name, const struct sl_prom_label 
 int sl_prom_histogram(struct sl_prom *p, const char *name, const struct sl_prom_label *labels,
 		      const double *le, const uint64_t *counts, size_t nb, double sum);
 
-/* Allow only these families (n entries) until sl_prom_restrict(p, NULL, 0);
- * a family outside gets -EPERM and its refusal is counted
- * (sl_prom_refused). */
+/* Allow only these families (n entries; NULL/0 = none) until
+ * sl_prom_unrestrict(); a family outside gets -EPERM, its samples are not
+ * written, and the refusal is counted (sl_prom_refused). Both end the
+ * current family: start it again under the new rule. */
 void sl_prom_restrict(struct sl_prom *p, const struct sl_prom_family *allowed, size_t n);
+void sl_prom_unrestrict(struct sl_prom *p);
 /* Families refused since sl_prom_new (a module writing what it did not
  * declare: a bug the tests look for). */
 unsigned sl_prom_refused(const struct sl_prom *p);

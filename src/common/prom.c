@@ -1,0 +1,302 @@
+/* The one Prometheus text writer (src/common/prom.h). Exposition format
+ * 0.0.4: https://prometheus.io/docs/instrumenting/exposition_formats/ */
+#include "common/prom.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Families started in one exposition: a small open-addressing set of
+ * name hashes with the names kept for the equality check. */
+#define SEEN_INIT 64
+
+struct sl_prom {
+	FILE *out;
+	char **seen;      /* names of families whose HELP/TYPE was written */
+	size_t nseen, cap;
+	const struct sl_prom_family *allowed;
+	size_t nallowed;
+	int restricted;
+	int cur_ok;       /* the current family was accepted */
+	char cur[128];    /* the current family's name */
+	int cur_type;
+	unsigned refused;
+};
+
+struct sl_prom *sl_prom_new(FILE *out)
+{
+	struct sl_prom *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->out = out;
+	return p;
+}
+
+void sl_prom_free(struct sl_prom *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nseen; i++)
+		free(p->seen[i]);
+	free(p->seen);
+	free(p);
+}
+
+FILE *sl_prom_stream(struct sl_prom *p)
+{
+	return p->out;
+}
+
+static int name_ok(const char *s, int colon)
+{
+	if (!s || !*s)
+		return 0;
+	for (const char *c = s; *c; c++) {
+		int alpha = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' ||
+			    (colon && *c == ':');
+		if (!alpha && !(c > s && *c >= '0' && *c <= '9'))
+			return 0;
+	}
+	return 1;
+}
+
+static int seen(const struct sl_prom *p, const char *name)
+{
+	for (size_t i = 0; i < p->nseen; i++)
+		if (!strcmp(p->seen[i], name))
+			return 1;
+	return 0;
+}
+
+static int allowed(const struct sl_prom *p, const char *name)
+{
+	if (!p->restricted)
+		return 1;
+	for (size_t i = 0; i < p->nallowed; i++)
+		if (p->allowed[i].name && !strcmp(p->allowed[i].name, name))
+			return 1;
+	return 0;
+}
+
+static void put_help(FILE *f, const char *s)
+{
+	/* HELP text escapes \ and newline (not quotes) */
+	for (; s && *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+int sl_prom_family(struct sl_prom *p, const char *name, int type, const char *help)
+{
+	static const char *const tn[] = {"counter", "gauge", "histogram"};
+
+	p->cur_ok = 0;
+	if (!name_ok(name, 1) || type < SL_PROM_COUNTER || type > SL_PROM_HISTOGRAM ||
+	    strlen(name) >= sizeof(p->cur))
+		return -EINVAL;
+	if (!allowed(p, name)) {
+		p->refused++;
+		return -EPERM;
+	}
+	snprintf(p->cur, sizeof(p->cur), "%s", name);
+	p->cur_type = type;
+	p->cur_ok = 1;
+	if (seen(p, name))
+		return 0;
+	if (p->nseen == p->cap) {
+		size_t nc = p->cap ? p->cap * 2 : SEEN_INIT;
+		char **ns = realloc(p->seen, nc * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		p->seen = ns;
+		p->cap = nc;
+	}
+	char *dup = strdup(name);
+	if (!dup)
+		return -ENOMEM;
+	p->seen[p->nseen++] = dup;
+	fprintf(p->out, "# HELP %s ", name);
+	put_help(p->out, help ? help : "");
+	fprintf(p->out, "\n# TYPE %s %s\n", name, tn[type]);
+	return 0;
+}
+
+int sl_prom_declared(struct sl_prom *p, const struct sl_prom_family *f)
+{
+	return sl_prom_family(p, f->name, f->type, f->help);
+}
+
+void sl_prom_escape(FILE *out, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", out);
+		else if (*s == '"')
+			fputs("\\\"", out);
+		else if (*s == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+/* A sample's name must belong to the current family: the family name
+ * itself, or (histograms) one of its _bucket/_sum/_count series. */
+static int sample_ok(struct sl_prom *p, const char *name)
+{
+	if (!p->cur_ok)
+		return -EPERM;
+	if (!strcmp(name, p->cur))
+		return 0;
+	size_t n = strlen(p->cur);
+	if (p->cur_type == SL_PROM_HISTOGRAM && !strncmp(name, p->cur, n) &&
+	    (!strcmp(name + n, "_bucket") || !strcmp(name + n, "_sum") || !strcmp(name + n, "_count")))
+		return 0;
+	return -EINVAL;
+}
+
+static int labels_ok(const struct sl_prom_label *l)
+{
+	for (; l && l->name; l++)
+		if (!name_ok(l->name, 0) || !strncmp(l->name, "__", 2))
+			return 0;
+	return 1;
+}
+
+/* name{labels[,extra="v"]} */
+static void put_series(FILE *f, const char *name, const struct sl_prom_label *l, const char *extra_name,
+		       const char *extra_val)
+{
+	int first = 1;
+
+	fputs(name, f);
+	for (; l && l->name; l++) {
+		if (!l->value)
+			continue;
+		fputs(first ? "{" : ",", f);
+		first = 0;
+		fprintf(f, "%s=\"", l->name);
+		sl_prom_escape(f, l->value);
+		fputc('"', f);
+	}
+	if (extra_name) {
+		fputs(first ? "{" : ",", f);
+		first = 0;
+		fprintf(f, "%s=\"%s\"", extra_name, extra_val);
+	}
+	if (!first)
+		fputc('}', f);
+}
+
+static void put_double(FILE *f, double v)
+{
+	if (isnan(v))
+		fputs("NaN", f);
+	else if (isinf(v))
+		fputs(v > 0 ? "+Inf" : "-Inf", f);
+	else
+		fprintf(f, "%.9g", v);
+}
+
+static int begin(struct sl_prom *p, const char *name, const struct sl_prom_label *labels)
+{
+	int rc = sample_ok(p, name);
+	if (rc)
+		return rc;
+	if (!labels_ok(labels))
+		return -EINVAL;
+	put_series(p->out, name, labels, NULL, NULL);
+	fputc(' ', p->out);
+	return 0;
+}
+
+int sl_prom_u64(struct sl_prom *p, const char *name, const struct sl_prom_label *labels, uint64_t v)
+{
+	int rc = begin(p, name, labels);
+	if (!rc)
+		fprintf(p->out, "%" PRIu64 "\n", v);
+	return rc;
+}
+
+int sl_prom_i64(struct sl_prom *p, const char *name, const struct sl_prom_label *labels, int64_t v)
+{
+	int rc = begin(p, name, labels);
+	if (!rc)
+		fprintf(p->out, "%" PRId64 "\n", v);
+	return rc;
+}
+
+int sl_prom_f64(struct sl_prom *p, const char *name, const struct sl_prom_label *labels, double v)
+{
+	int rc = begin(p, name, labels);
+	if (!rc) {
+		put_double(p->out, v);
+		fputc('\n', p->out);
+	}
+	return rc;
+}
+
+int sl_prom_histogram(struct sl_prom *p, const char *name, const struct sl_prom_label *labels,
+		      const double *le, const uint64_t *counts, size_t nb, double sum)
+{
+	char bname[160], lebuf[40];
+	uint64_t cum = 0;
+
+	if (!p->cur_ok || strcmp(name, p->cur) || p->cur_type != SL_PROM_HISTOGRAM)
+		return p->cur_ok ? -EINVAL : -EPERM;
+	if (!labels_ok(labels))
+		return -EINVAL;
+	for (const struct sl_prom_label *l = labels; l && l->name; l++)
+		if (!strcmp(l->name, "le"))
+			return -EINVAL;
+	for (size_t i = 1; i < nb; i++)
+		if (!(le[i] > le[i - 1]))
+			return -EINVAL;
+	snprintf(bname, sizeof(bname), "%s_bucket", name);
+	for (size_t i = 0; i < nb; i++) {
+		cum += counts[i];
+		snprintf(lebuf, sizeof(lebuf), "%.9g", le[i]);
+		put_series(p->out, bname, labels, "le", lebuf);
+		fprintf(p->out, " %" PRIu64 "\n", cum);
+	}
+	cum += counts[nb];
+	put_series(p->out, bname, labels, "le", "+Inf");
+	fprintf(p->out, " %" PRIu64 "\n", cum);
+	snprintf(bname, sizeof(bname), "%s_sum", name);
+	put_series(p->out, bname, labels, NULL, NULL);
+	fputc(' ', p->out);
+	put_double(p->out, sum);
+	fputc('\n', p->out);
+	snprintf(bname, sizeof(bname), "%s_count", name);
+	put_series(p->out, bname, labels, NULL, NULL);
+	fprintf(p->out, " %" PRIu64 "\n", cum);
+	return 0;
+}
+
+void sl_prom_restrict(struct sl_prom *p, const struct sl_prom_family *allowed_f, size_t n)
+{
+	p->allowed = allowed_f;
+	p->nallowed = allowed_f ? n : 0;
+	p->restricted = 1;
+	p->cur_ok = 0; /* a family must be (re)started under the new rule */
+}
+
+void sl_prom_unrestrict(struct sl_prom *p)
+{
+	p->allowed = NULL;
+	p->nallowed = 0;
+	p->restricted = 0;
+	p->cur_ok = 0;
+}
+
+unsigned sl_prom_refused(const struct sl_prom *p)
+{
+	return p->refused;
+}
