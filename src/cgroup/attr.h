@@ -107,6 +107,7 @@ struct sl_attr_cache_config {
 
 struct sl_attr_cache_stats {
 	uint64_t hits, misses, negative_hits, evictions, expired, rmdir_drops, walks;
+	uint64_t walk_cut; /* directories the walks' bounds left out (cgwalk.h) */
 	size_t entries;
 };
 

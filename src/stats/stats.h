@@ -163,6 +163,9 @@ struct sl_stats_snap {
 	struct sl_stats_pending *pending;
 	uint64_t skipped; /* containers left out: max_containers reached */
 	uint64_t dirs_walked;
+	/* directories the walk's bounds left out (depth > SL_CGWALK_MAX_DEPTH,
+	 * too many directories, path too long: src/cgroup/cgwalk.h) */
+	uint64_t walk_cut;
 	struct sl_stats_prom *prom; /* rendered Prometheus text (sl_stats_render_prom) */
 };
 
