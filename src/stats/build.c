@@ -75,6 +75,7 @@ struct found {
 
 struct walk {
 	const struct sl_stats_build_opts *o;
+	struct sl_runc_snap *runc; /* one snapshot of the runc index for the pass */
 	struct found *map;
 	size_t ncontainers, max;
 	uint64_t skipped, dirs;
@@ -121,8 +122,8 @@ static int visit(const struct sl_cgwalk_ent *e, void *arg)
 
 	struct sl_attr at;
 	sl_cgpath_parse_opts(w->path, w->o->path_opts, &at);
-	if (at.is_container != SL_YES && w->o->runc &&
-	    sl_runc_index_lookup(w->o->runc, e->abs, at.container_id, sizeof(at.container_id))) {
+	if (at.is_container != SL_YES && w->runc &&
+	    sl_runc_snap_lookup(w->runc, e->abs, at.container_id, sizeof(at.container_id))) {
 		at.is_container = SL_YES;
 		snprintf(at.runtime, sizeof(at.runtime), "runc");
 		snprintf(at.kind, sizeof(at.kind), "container");
@@ -550,9 +551,12 @@ struct sl_stats_snap *sl_stats_build(const struct sl_stats_build_opts *o,
 	s->cg_version = o->mounts->use_v2 ? 2 : 1;
 	w.max = o->max_containers ? o->max_containers : 4096;
 
+	w.runc = o->runc ? sl_runc_index_get(o->runc) : NULL;
 	walk_hier(&w, 0, o->mounts->v2);
 	if (!o->mounts->use_v2)
 		walk_hier(&w, 1, o->mounts->memory);
+	sl_runc_snap_put(w.runc);
+	w.runc = NULL;
 	s->skipped = w.skipped;
 	s->dirs_walked = w.dirs;
 	s->walk_cut = w.cut;

@@ -216,7 +216,7 @@ struct sl_runc_index;
 struct sl_stats_build_opts {
 	const struct sl_stats_mounts *mounts;
 	const struct sl_cgpath_opts *path_opts; /* may be NULL */
-	struct sl_runc_index *runc;             /* may be NULL: no runc lookups */
+	struct sl_runc_index *runc;             /* may be NULL: no runc lookups (one snapshot per pass) */
 	const char *runc_root;                  /* for pending ids; NULL/"" = none */
 	size_t max_containers;                  /* 0 = 4096 */
 	int64_t gone_grace_ns;                  /* how long a vanished workload is "tearing down" */
@@ -280,7 +280,10 @@ char *sl_stats_error_body(const char *code, const char *reason, const char *msg,
 struct sl_stats_config {
 	uint64_t interval_ms;     /* between passes; default 1000 */
 	size_t max_containers;    /* default 4096 */
-	char runc_root[256];      /* "" = none */
+	char runc_root[256];      /* "" = none (pending ids; the index below) */
+	/* the agent's shared runc index (not owned); NULL with runc_root set:
+	 * the collector makes its own (tests) */
+	struct sl_runc_index *runc;
 	struct sl_cgpath_opts path_opts;
 	char mountinfo[256];      /* "" = /proc/self/mountinfo */
 	const struct sl_stats_mounts *mounts; /* non-NULL: use these (tests) */

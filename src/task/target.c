@@ -17,7 +17,7 @@
 
 struct walk {
 	const struct sl_target_opts *o;
-	struct sl_runc_index *runc;
+	struct sl_runc_snap *runc; /* one snapshot of the shared index per walk */
 	int kind;               /* 0 container, 1 pod */
 	int refresh;            /* walking known roots: everything below matches */
 	const char *want;
@@ -82,7 +82,7 @@ static int dir_matches(struct walk *w, const char *abs, const struct sl_attr *a,
 	char runc_id[SL_CONTAINER_ID_LEN];
 	if (a->is_container == SL_YES && a->container_id[0])
 		id = a->container_id;
-	else if (w->runc && sl_runc_index_lookup(w->runc, abs, runc_id, sizeof(runc_id)) == 1)
+	else if (w->runc && sl_runc_snap_lookup(w->runc, abs, runc_id, sizeof(runc_id)) == 1)
 		id = runc_id;
 	if (!id)
 		return 0;
@@ -186,13 +186,13 @@ int sl_target_resolve(const struct sl_target_opts *o, int kind, const char *id,
 	}
 	out->kind = kind;
 	w.wantlen = strlen(id);
-	if (kind == 0 && o->runc_root && o->runc_root[0])
-		w.runc = sl_runc_index_new(o->runc_root);
+	if (kind == 0 && o->runc)
+		w.runc = sl_runc_index_get(o->runc);
 	if (m->v2[0])
 		walk_tree(&w, 0, m->v2, 0, "");
 	if (m->v1[0])
 		walk_tree(&w, 1, m->v1, 0, "");
-	sl_runc_index_free(w.runc);
+	sl_runc_snap_put(w.runc);
 	if (w.ambiguous) {
 		snprintf(err, errlen, "target: container prefix '%s' matches %.64s and %.64s", id,
 			 out->container_id, w.other);
@@ -302,11 +302,9 @@ int sl_target_pid_container(const struct sl_target_opts *o, const char *proc_roo
 		return 0;
 	}
 	/* plain runc: the v2 ("0::") path, or the v1 controller's line */
-	if (!o || !o->runc_root || !o->runc_root[0] || !o->mounts)
+	if (!o || !o->runc || !o->mounts)
 		return 0;
-	struct sl_runc_index *ix = sl_runc_index_new(o->runc_root);
-	if (!ix)
-		return 0;
+	struct sl_runc_index *ix = o->runc;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		const char *mnt = NULL;
@@ -336,6 +334,5 @@ int sl_target_pid_container(const struct sl_target_opts *o, const char *proc_roo
 		if (sl_runc_index_lookup(ix, dir, id, idlen) == 1)
 			break;
 	}
-	sl_runc_index_free(ix);
 	return 0;
 }

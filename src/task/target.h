@@ -21,6 +21,8 @@
 
 #include "cgroup/attr.h"
 
+struct sl_runc_index;
+
 /* Most cgroup directories one target may cover; more are left out (and
  * counted in sl_target_set.truncated). */
 #define SL_TARGET_MAX_CG 1024
@@ -50,7 +52,7 @@ struct sl_target_set {
 
 struct sl_target_opts {
 	const struct sl_cg_mounts *mounts;
-	const char *runc_root; /* NULL/"" = no plain runc lookups */
+	struct sl_runc_index *runc; /* the agent's shared runc index; NULL = no plain runc lookups */
 };
 
 /* Resolve a container (kind 0: id, or a prefix of >= 4 characters; a
