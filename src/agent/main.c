@@ -508,6 +508,7 @@ int main(int argc, char **argv)
 		_Static_assert(sizeof(stc.runc_root) == sizeof(a->cfg.attribution.runc_root), "runc_root");
 		memcpy(stc.runc_root, a->cfg.attribution.runc_root, sizeof(stc.runc_root));
 		stc.runc = a->runc;
+		stc.cg_mounts = &a->mounts;
 		a->stats = sl_stats_new(&stc);
 		if (!a->stats || sl_stats_start(a->stats)) {
 			sl_warn(MOD, "statistics collector could not start; stats answers 503");

@@ -27,21 +27,14 @@ static int has_word(const char *list, const char *w)
 	return 0;
 }
 
-int sl_stats_mounts_discover(const char *mountinfo, struct sl_stats_mounts *m)
+void sl_stats_mounts_from(const struct sl_cg_mounts *cm, struct sl_stats_mounts *m)
 {
-	static const char *const ctrl[] = {"memory", "cpu", "cpuacct", "blkio", "pids"};
-	char *dst[] = {m->memory, m->cpu, m->cpuacct, m->blkio, m->pids};
-	struct sl_cg_mounts cm;
-	int rc;
+	char *dst[SL_CG_NCTRL] = {m->memory, m->cpu, m->cpuacct, m->blkio, m->pids};
 
 	memset(m, 0, sizeof(*m));
-	for (size_t i = 0; i < sizeof(ctrl) / sizeof(ctrl[0]); i++) {
-		rc = sl_cg_mounts_discover_ex(mountinfo, NULL, ctrl[i], &cm);
-		if (rc)
-			return rc;
-		snprintf(dst[i], sizeof(m->memory), "%s", cm.v1);
-		snprintf(m->v2, sizeof(m->v2), "%s", cm.v2);
-	}
+	for (int i = 0; i < SL_CG_NCTRL; i++)
+		snprintf(dst[i], sizeof(m->memory), "%s", cm->v1_ctrl[i]);
+	snprintf(m->v2, sizeof(m->v2), "%s", cm->v2);
 	m->use_v2 = !m->memory[0];
 	if (m->v2[0]) {
 		char path[300], buf[512];
@@ -57,7 +50,6 @@ int sl_stats_mounts_discover(const char *mountinfo, struct sl_stats_mounts *m)
 			}
 		}
 	}
-	return 0;
 }
 
 /* -------------------------------------------------------------- walk */

@@ -64,12 +64,19 @@ struct sl_stats *sl_stats_new(const struct sl_stats_config *cfg)
 		c->cfg.interval_ms = 1000;
 	if (!c->cfg.max_containers)
 		c->cfg.max_containers = 4096;
-	if (cfg->mounts)
+	struct sl_cg_mounts cm;
+	if (cfg->mounts) {
 		c->mounts = *cfg->mounts;
-	else if (sl_stats_mounts_discover(cfg->mountinfo[0] ? cfg->mountinfo : "/proc/self/mountinfo",
-					  &c->mounts))
+	} else if (cfg->cg_mounts) {
+		sl_stats_mounts_from(cfg->cg_mounts, &c->mounts);
+	} else if (sl_cg_mounts_discover(cfg->mountinfo[0] ? cfg->mountinfo : "/proc/self/mountinfo",
+					 "memory", &cm) == 0) {
+		sl_stats_mounts_from(&cm, &c->mounts);
+	} else {
 		sl_warn(MOD, "cannot read mountinfo: no cgroup hierarchies to walk");
+	}
 	c->cfg.mounts = NULL;
+	c->cfg.cg_mounts = NULL;
 	if (cfg->runc) {
 		c->runc = cfg->runc; /* the agent's, shared with the pipeline and tasks */
 	} else if (c->cfg.runc_root[0]) {

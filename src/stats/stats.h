@@ -207,9 +207,9 @@ struct sl_stats_mounts {
 	int use_v2;
 };
 
-/* Fill *m from a mountinfo file (normally /proc/self/mountinfo) and decide
- * use_v2 from <v2>/cgroup.controllers. Returns 0 or -errno. */
-int sl_stats_mounts_discover(const char *mountinfo, struct sl_stats_mounts *m);
+/* Fill *m from the agent's mount discovery (sl_cg_mounts_discover) and
+ * decide use_v2 from <v2>/cgroup.controllers. */
+void sl_stats_mounts_from(const struct sl_cg_mounts *cm, struct sl_stats_mounts *m);
 
 struct sl_runc_index;
 
@@ -285,7 +285,8 @@ struct sl_stats_config {
 	 * the collector makes its own (tests) */
 	struct sl_runc_index *runc;
 	struct sl_cgpath_opts path_opts;
-	char mountinfo[256];      /* "" = /proc/self/mountinfo */
+	char mountinfo[256];      /* "" = /proc/self/mountinfo (only without cg_mounts) */
+	const struct sl_cg_mounts *cg_mounts; /* the agent's discovery (copied); NULL: discover */
 	const struct sl_stats_mounts *mounts; /* non-NULL: use these (tests) */
 };
 
