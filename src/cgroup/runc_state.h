@@ -48,8 +48,8 @@ struct sl_runc_snap;
 /* root: runc state root (copied). Returns NULL on allocation failure; a
  * missing root is fine (no containers). */
 struct sl_runc_index *sl_runc_index_new(const char *root);
-/* Free the index. No reader may be using it (snapshots still held by
- * readers stay valid until put). NULL is a no-op. */
+/* Free the index. Every snapshot taken from it must have been put first
+ * (a snapshot reads the index's grace setting). NULL is a no-op. */
 void sl_runc_index_free(struct sl_runc_index *ix);
 
 /* A reference to the current snapshot, rebuilt first when stale (unless
