@@ -713,7 +713,6 @@ static int sched_init(struct sl_module *m, struct sl_agent *a)
 {
 	struct sched_priv *sp = calloc(1, sizeof(*sp));
 	struct sched_bpf *s;
-	struct sl_cg_mounts cm;
 	int err;
 
 	if (!sp)
@@ -730,10 +729,9 @@ static int sched_init(struct sl_module *m, struct sl_agent *a)
 	sp->pcpu_pair = calloc((size_t)sp->ncpus, sizeof(*sp->pcpu_pair));
 	if (!sp->pcpu || !sp->pcpu_pair)
 		return -ENOMEM;
-	if (!sl_cg_mounts_discover("/proc/self/mountinfo", "cpu", &cm))
-		snprintf(sp->cpu_v1, sizeof(sp->cpu_v1), "%s", cm.v1);
-	if (!sl_cg_mounts_discover("/proc/self/mountinfo", "cpuacct", &cm))
-		snprintf(sp->cpuacct_v1, sizeof(sp->cpuacct_v1), "%s", cm.v1);
+	/* the agent's one mount discovery */
+	snprintf(sp->cpu_v1, sizeof(sp->cpu_v1), "%s", a->mounts.v1_ctrl[SL_CG_CPU]);
+	snprintf(sp->cpuacct_v1, sizeof(sp->cpuacct_v1), "%s", a->mounts.v1_ctrl[SL_CG_CPUACCT]);
 
 	s = sp->skel = sched_bpf__open();
 	if (!s) {
