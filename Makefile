@@ -27,7 +27,7 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(B)/skel/%.skel.h,$(BPF_SRCS))
 
-LIB_SRCS := $(wildcard src/common/*.c src/cgroup/*.c src/pipeline/*.c src/store/*.c \
+LIB_SRCS := $(wildcard src/common/*.c src/cgroup/*.c src/store/*.c \
 	src/modules/*.c src/api/*.c src/stats/*.c src/profile/*.c src/task/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c))
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS := $(wildcard src/cli/*.c)
@@ -95,8 +95,9 @@ FUZZ_SRCS_cgpath := src/cgroup/cgpath.c
 FUZZ_SRCS_cgstat := $(wildcard src/cgroup/cgstat*.c)
 FUZZ_SRCS_mounts := src/cgroup/mounts.c
 FUZZ_SRCS_runc_state := src/cgroup/runc_state.c
-FUZZ_SRCS_config := src/agent/config.c src/common/log.c src/common/json.c src/modules/proc_redact.c
-FUZZ_SRCS_api_params := src/api/api_params.c src/common/timefmt.c src/agent/evkind.c
+FUZZ_SRCS_config := src/agent/config.c src/common/log.c src/common/json.c src/modules/proc_redact.c \
+	src/modules/proc_decl.c src/modules/sched_decl.c
+FUZZ_SRCS_api_params := src/api/api_params.c src/common/timefmt.c
 FUZZ_SRCS_task_spec := src/task/spec.c
 FUZZ_SRCS_maps := src/profile/symbolize_maps.c
 FUZZ_SRCS_kallsyms := src/profile/symbolize_kallsyms.c

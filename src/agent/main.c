@@ -35,9 +35,6 @@
 #define MOD "agent"
 #define SANDLENS_VERSION "0.1.0"
 
-/* The module registry, in start order. */
-static const struct sl_module_ops *const registry[] = {&sl_proc_module, &sl_sched_module};
-
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char buf[1024];
@@ -241,22 +238,20 @@ static void setup_cgroups(struct sl_agent *a)
 	}
 }
 
+/* Init every enabled module of the registry, in its order, and register
+ * the ring buffers each one set. Returns how many run. */
 static int start_modules(struct sl_agent *a)
 {
 	int running = 0;
-	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
-		struct sl_module *m = &a->modules[a->nmodules++];
-		m->ops = registry[i];
-		m->enabled = !strcmp(m->ops->name, "proc")    ? a->cfg.proc.enabled
-			     : !strcmp(m->ops->name, "sched") ? a->cfg.sched.enabled
-								: 1;
+	for (int i = 0; i < a->nmodules; i++) {
+		struct sl_module *m = &a->modules[i];
 		if (!m->enabled) {
 			sl_info(m->ops->name, "disabled by configuration");
 			continue;
 		}
-		m->state = m->ops->init(m, a);
-		if (!m->state && m->ops->add_ringbufs)
-			m->state = m->ops->add_ringbufs(m, a);
+		m->state = m->ops->init(m);
+		if (!m->state)
+			m->state = sl_agent_add_module_ringbufs(a, m);
 		if (m->state) {
 			if (!m->error[0])
 				snprintf(m->error, sizeof(m->error), "%s", strerror(-m->state));
@@ -283,11 +278,12 @@ static void publish_attr_stats(struct sl_agent *a)
 }
 
 /* Modules whose tick is metric collection (a snapshot of kernel counters
- * that keep counting in between): pressure step 1 runs it every n-th tick.
- * The proc tick (bucket sweep, drop accounting) always runs. */
+ * that keep counting in between; ops->tick_is_metrics): pressure step 1
+ * runs it every n-th tick. Other ticks (bucket sweeps, drop accounting)
+ * always run. */
 static int is_metric_tick(const struct sl_module *m)
 {
-	return !strcmp(m->ops->name, "sched");
+	return m->ops->tick_is_metrics;
 }
 
 static void tick(struct sl_agent *a)
@@ -436,6 +432,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* the modules' declarations: kind names unique, DETAILS templates
+	 * valid; a bad declaration is a build's bug, the agent does not start */
+	if (sl_agent_modules_setup(a, err, sizeof(err))) {
+		fprintf(stderr, "sandlensd: module declarations: %s\n", err);
+		return 1;
+	}
 	if (check_only) {
 		printf("configuration ok\n");
 		return 0;
@@ -557,7 +559,7 @@ out_modules:
 		a->rb = NULL;
 	}
 	for (int i = 0; i < a->nmodules; i++)
-		if (a->modules[i].ops->destroy && a->modules[i].enabled)
+		if (a->modules[i].ops->destroy && a->modules[i].enabled && a->modules[i].ops->init)
 			a->modules[i].ops->destroy(&a->modules[i]);
 	sl_stats_free(a->stats); /* stops its thread; the API is already stopped */
 	a->stats = NULL;

@@ -1,7 +1,7 @@
 /* Human-readable tables for the CLI. */
 #include "cli/cli.h"
 
-#include "agent/agent.h" /* sl_evkind_names: every type the agent emits */
+#include "agent/module.h" /* sl_registry: every kind the agent emits (until the CLI reads the schema route) */
 
 #include <inttypes.h>
 #include <signal.h>
@@ -217,9 +217,10 @@ char *cli_event_details(json_t *ev)
 static int type_width(void)
 {
 	size_t w = strlen("TYPE");
-	for (int k = 0; k < SL_K_MAX; k++)
-		if (strlen(sl_evkind_names[k]) > w)
-			w = strlen(sl_evkind_names[k]);
+	for (unsigned m = 0; m < sl_registry_count; m++)
+		for (unsigned k = 0; k < sl_registry[m]->nkinds; k++)
+			if (strlen(sl_registry[m]->kinds[k].name) > w)
+				w = strlen(sl_registry[m]->kinds[k].name);
 	return (int)w;
 }
 

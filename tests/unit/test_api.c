@@ -31,6 +31,9 @@
 #include <zlib.h>
 
 #include "agent/agent.h"
+#include "agent/read.h"
+#include "common/prom.h"
+#include "modules/proc.h" /* the kinds of a real module: exec argv is SL_FF_ADMIN */
 #include "api/api.h"
 #include "common/gzpart.h"
 #include "common/log.h"
@@ -43,7 +46,10 @@
 static const char *volatile g_status = "ok";
 static volatile int g_metric_lines = 3;
 
-json_t *sl_agent_health_json(struct sl_agent *a)
+static struct sl_agent g_agent;
+
+/* the read interface (src/agent/read.h), over g_agent and a test view */
+json_t *sl_read_health(struct sl_agent *a)
 {
 	(void)a;
 	return json_pack("{s:s,s:[{s:s,s:s,s:[]}]}", "status", g_status, "modules", "name", "proc",
@@ -69,11 +75,77 @@ struct sl_stats_prom *sl_agent_stats_prom(struct sl_agent *a)
 	return g_prom;
 }
 
+const struct sl_config *sl_read_config(struct sl_agent *a) { return &a->cfg; }
+struct sl_store *sl_read_store(struct sl_agent *a) { return a->store; }
+struct sl_stats *sl_read_stats(struct sl_agent *a) { return a->stats; }
+struct sl_tasks *sl_read_tasks(struct sl_agent *a) { return a->tasks; }
+struct sl_stats_prom *sl_read_stats_prom(struct sl_agent *a) { return sl_agent_stats_prom(a); }
+void sl_read_metrics(struct sl_agent *a, struct sl_prom *p) { sl_agent_write_metrics(a, sl_prom_stream(p)); }
+json_t *sl_read_schema(struct sl_agent *a) { return sl_kinds_schema_json(&a->kinds); }
+size_t sl_read_withhold(struct sl_agent *a, json_t *ev) { return sl_kinds_withhold(&a->kinds, ev); }
+size_t sl_read_kind_names(struct sl_agent *a, const char **names, size_t max)
+{
+	for (unsigned i = 0; i < a->kinds.n && i < max; i++)
+		names[i] = a->kinds.e[i].k->name;
+	return a->kinds.n;
+}
+
+/* one module "tv" (test view) with view "" (param "n") and admin view "/secret" */
+static json_t *tv_get(struct sl_module *m, const struct sl_view_param *p, size_t n, unsigned *status, char *err,
+		      size_t errlen)
+{
+	(void)m;
+	(void)status;
+	(void)err;
+	(void)errlen;
+	json_t *o = json_object();
+	for (size_t i = 0; i < n; i++)
+		json_object_set_new(o, p[i].name, json_string(p[i].value));
+	return o;
+}
+static const struct sl_view_param_decl tv_params[] = {{"n", "a value echoed back"}};
+static const struct sl_api_view tv_views[] = {{"", 0, tv_params, 1, tv_get, "echo"},
+					      {"/secret", 1, NULL, 0, tv_get, "admin only"}};
+static const struct sl_module_ops tv_ops = {.name = "tv", .views = tv_views, .nviews = 2};
+static struct sl_module tv_mod = {.ops = &tv_ops, .enabled = 1};
+
+int sl_read_view_find(struct sl_agent *a, const char *rest, struct sl_module **m, const struct sl_api_view **v)
+{
+	(void)a;
+	for (unsigned i = 0; i < 2; i++) {
+		char path[32];
+		snprintf(path, sizeof(path), "tv%s", tv_views[i].path);
+		if (!strcmp(rest, path) || (i == 0 && !strcmp(rest, "sched"))) {
+			*m = &tv_mod;
+			*v = &tv_views[i];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+json_t *sl_read_view_get(struct sl_agent *a, struct sl_module *m, const struct sl_api_view *v,
+			 const struct sl_view_param *p, size_t n, unsigned *status, char *err, size_t errlen)
+{
+	(void)a;
+	*status = 200;
+	return v->get(m, p, n, status, err, errlen);
+}
+
+json_t *sl_read_series(struct sl_agent *a, const char *module, const char *name, unsigned *status, char *err,
+		       size_t errlen)
+{
+	(void)a;
+	(void)name;
+	*status = 404;
+	snprintf(err, errlen, "module: no module '%s'", module);
+	return NULL;
+}
+
 /* ---- fixture ---- */
 
 #define NEV 5
 
-static struct sl_agent g_agent;
 static struct sl_api *g_api;
 static struct sl_store *g_store;
 static char g_dir[64];
@@ -212,6 +284,11 @@ static int setup(void **state)
 		return -1;
 	setenv("SANDLENS_TOKEN_FILE", g_agent.cfg.api.token_file, 1); /* the CLI runs */
 	g_agent.store = g_store;
+	{
+		static const struct sl_module_ops *const mods[] = {&sl_proc_module};
+		char kerr[256];
+		assert_int_equal(sl_kinds_build(&g_agent.kinds, mods, 1, NULL, kerr, sizeof(kerr)), 0);
+	}
 	mode_t old = umask(0); /* the socket must be 0600 whatever the umask */
 	g_api = sl_api_start(&g_agent, err, sizeof(err));
 	umask(old);
