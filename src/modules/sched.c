@@ -728,8 +728,8 @@ static int sched_init(struct sl_module *m)
 	if (!sp->pcpu || !sp->pcpu_pair)
 		return -ENOMEM;
 	/* the agent's one mount discovery */
-	snprintf(sp->cpu_v1, sizeof(sp->cpu_v1), "%s", a->mounts.v1_ctrl[SL_CG_CPU]);
-	snprintf(sp->cpuacct_v1, sizeof(sp->cpuacct_v1), "%s", a->mounts.v1_ctrl[SL_CG_CPUACCT]);
+	snprintf(sp->cpu_v1, sizeof(sp->cpu_v1), "%s", sl_module_mounts(m)->v1_ctrl[SL_CG_CPU]);
+	snprintf(sp->cpuacct_v1, sizeof(sp->cpuacct_v1), "%s", sl_module_mounts(m)->v1_ctrl[SL_CG_CPUACCT]);
 
 	s = sp->skel = sched_bpf__open();
 	if (!s) {
