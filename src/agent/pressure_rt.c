@@ -282,9 +282,9 @@ void (sl_pressure_rt_write_metrics)(struct sl_pressure_rt *r, struct sl_prom *p)
 	level = r->sm.level;
 	pthread_mutex_unlock(&r->mu);
 
-	const char *n = "sandlens_pressure_level";
-	sl_prom_family(p, n, SL_PROM_GAUGE, "Degradation level 0..4 (steps 1..level active; docs/ARCHITECTURE.md).");
-	sl_prom_i64(p, n, NULL, level);
+	sl_prom_one_u64(p, "sandlens_pressure_level", SL_PROM_GAUGE,
+			"Degradation level 0..4 (steps 1..level active; docs/ARCHITECTURE.md).", (uint64_t)level);
+	const char *n;
 	for (int k = 0; k < 2; k++) {
 		n = k ? "sandlens_pressure_steps_total" : "sandlens_pressure_step_active";
 		sl_prom_family(p, n, k ? SL_PROM_COUNTER : SL_PROM_GAUGE,
@@ -297,21 +297,15 @@ void (sl_pressure_rt_write_metrics)(struct sl_pressure_rt *r, struct sl_prom *p)
 			sl_prom_u64(p, n, l, k ? totals[s] : (uint64_t)(level >= s));
 		}
 	}
-	n = "sandlens_pressure_transitions_total";
-	sl_prom_family(p, n, SL_PROM_COUNTER, "Level changes (up or down).");
-	sl_prom_u64(p, n, NULL, ntr);
-	n = "sandlens_pressure_cpu_share";
-	sl_prom_family(p, n, SL_PROM_GAUGE, "Agent CPU seconds per second over pressure.window.");
-	sl_prom_f64(p, n, NULL, last.cpu_share);
-	n = "sandlens_pressure_cpu_budget";
-	sl_prom_family(p, n, SL_PROM_GAUGE, "pressure.cpu_budget (share of one CPU).");
-	sl_prom_f64(p, n, NULL, cfg.cpu_budget);
-	n = "sandlens_pressure_memory_bytes";
-	sl_prom_family(p, n, SL_PROM_GAUGE, "Agent resident set size at the last tick.");
-	sl_prom_u64(p, n, NULL, last.rss_bytes);
-	n = "sandlens_pressure_memory_budget_bytes";
-	sl_prom_family(p, n, SL_PROM_GAUGE, "pressure.memory_budget (0 = not watched).");
-	sl_prom_u64(p, n, NULL, cfg.memory_budget);
+	sl_prom_one_u64(p, "sandlens_pressure_transitions_total", SL_PROM_COUNTER, "Level changes (up or down).", ntr);
+	sl_prom_one_f64(p, "sandlens_pressure_cpu_share", SL_PROM_GAUGE,
+			"Agent CPU seconds per second over pressure.window.", last.cpu_share);
+	sl_prom_one_f64(p, "sandlens_pressure_cpu_budget", SL_PROM_GAUGE, "pressure.cpu_budget (share of one CPU).",
+			cfg.cpu_budget);
+	sl_prom_one_u64(p, "sandlens_pressure_memory_bytes", SL_PROM_GAUGE, "Agent resident set size at the last tick.",
+			last.rss_bytes);
+	sl_prom_one_u64(p, "sandlens_pressure_memory_budget_bytes", SL_PROM_GAUGE,
+			"pressure.memory_budget (0 = not watched).", cfg.memory_budget);
 	n = "sandlens_pressure_queue_fill";
 	const struct sl_prom_label qs[] = {{"queue", "store"}, {NULL, NULL}};
 	const struct sl_prom_label qr[] = {{"queue", "ringbuf"}, {NULL, NULL}};

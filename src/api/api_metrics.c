@@ -145,10 +145,10 @@ void (sl_api_write_metrics)(struct sl_prom *p)
 		       "API connections the agent closed: header_timeout (request headers not complete within api.header_timeout), client_limit (over api.max_client_connections)");
 	sl_prom_u64(p, n, ht, atomic_load(&sl_api_counters.cut_header_timeout));
 	sl_prom_u64(p, n, cl, atomic_load(&sl_api_counters.cut_client_limit));
-	n = "sandlens_api_denied_total";
-	sl_prom_family(p, n, SL_PROM_COUNTER, "API requests answered 403 (admin route, caller not an admin)");
-	sl_prom_u64(p, n, NULL, atomic_load(&sl_api_counters.denied));
-	n = "sandlens_api_argv_withheld_total";
-	sl_prom_family(p, n, SL_PROM_COUNTER, "Events sent to non-admin callers without their argv.");
-	sl_prom_u64(p, n, NULL, atomic_load(&sl_api_counters.argv_withheld));
+	sl_prom_one_u64(p, "sandlens_api_denied_total", SL_PROM_COUNTER,
+			"API requests answered 403 (admin route, caller not an admin)",
+			atomic_load(&sl_api_counters.denied));
+	sl_prom_one_u64(p, "sandlens_api_argv_withheld_total", SL_PROM_COUNTER,
+			"Events sent to non-admin callers without their argv.",
+			atomic_load(&sl_api_counters.argv_withheld));
 }

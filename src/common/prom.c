@@ -273,6 +273,18 @@ int sl_prom_f64(struct sl_prom *p, const char *name, const struct sl_prom_label 
 	return rc;
 }
 
+int sl_prom_one_u64(struct sl_prom *p, const char *name, int type, const char *help, uint64_t v)
+{
+	int rc = sl_prom_family(p, name, type, help);
+	return rc ? rc : sl_prom_u64(p, name, NULL, v);
+}
+
+int sl_prom_one_f64(struct sl_prom *p, const char *name, int type, const char *help, double v)
+{
+	int rc = sl_prom_family(p, name, type, help);
+	return rc ? rc : sl_prom_f64(p, name, NULL, v);
+}
+
 int sl_prom_decimal(struct sl_prom *p, const char *name, const struct sl_prom_label *labels, uint64_t v,
 		    unsigned digits)
 {

@@ -76,6 +76,10 @@ int sl_prom_declared(struct sl_prom *p, const struct sl_prom_family *f);
 int sl_prom_u64(struct sl_prom *p, const char *name, const struct sl_prom_label *labels, uint64_t v);
 int sl_prom_i64(struct sl_prom *p, const char *name, const struct sl_prom_label *labels, int64_t v);
 int sl_prom_f64(struct sl_prom *p, const char *name, const struct sl_prom_label *labels, double v);
+/* A family with a single sample and no labels: sl_prom_family, then
+ * sl_prom_u64 / sl_prom_f64. Returns what the first failing call did. */
+int sl_prom_one_u64(struct sl_prom *p, const char *name, int type, const char *help, uint64_t v);
+int sl_prom_one_f64(struct sl_prom *p, const char *name, int type, const char *help, double v);
 /* v / 10^digits written exactly, with digits (0..19) fractional digits:
  * (12345678, 6) -> "12.345678", (5, 3) -> "0.005". For counts of small
  * units written in the family's unit (microseconds as seconds) without the

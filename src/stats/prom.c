@@ -264,11 +264,10 @@ static void put_pass(struct sl_prom *w, const struct sl_stats_snap *s)
 	sl_prom_family(w, "sandlens_stats_collect_duration_seconds", SL_PROM_GAUGE,
 		       "Duration of the last statistics pass (walk, read, group), excluding rendering.");
 	sl_prom_decimal(w, "sandlens_stats_collect_duration_seconds", NULL, (s->duration_ns + 500) / 1000, 6);
-	sl_prom_family(w, "sandlens_stats_containers", SL_PROM_GAUGE, "Container cgroups in the last statistics pass.");
-	sl_prom_u64(w, "sandlens_stats_containers", NULL, s->nctr);
-	sl_prom_family(w, "sandlens_stats_containers_skipped", SL_PROM_GAUGE,
-		       "Containers left out of the last pass because stats.max_containers was reached.");
-	sl_prom_u64(w, "sandlens_stats_containers_skipped", NULL, s->skipped);
+	sl_prom_one_u64(w, "sandlens_stats_containers", SL_PROM_GAUGE, "Container cgroups in the last statistics pass.",
+			s->nctr);
+	sl_prom_one_u64(w, "sandlens_stats_containers_skipped", SL_PROM_GAUGE,
+			"Containers left out of the last pass because stats.max_containers was reached.", s->skipped);
 	sl_prom_family(w, "sandlens_stats_last_collect_timestamp_seconds", SL_PROM_GAUGE,
 		       "Wall time of the last statistics pass.");
 	put_wall(w, "sandlens_stats_last_collect_timestamp_seconds", NULL, s->observed_ns, 3);

@@ -266,10 +266,9 @@ void (sl_store_write_metrics)(struct sl_store *s, struct sl_prom *p)
 		const struct sl_prom_label l[] = {{"state", sl_store_state_name(i)}, {NULL, NULL}};
 		sl_prom_u64(p, n, l, s && st.state == i);
 	}
-	for (size_t k = 0; k < sizeof(fams) / sizeof(fams[0]); k++) {
-		sl_prom_family(p, fams[k].name, fams[k].type, fams[k].help);
-		sl_prom_u64(p, fams[k].name, NULL, *(const uint64_t *)((const char *)&st + fams[k].off));
-	}
+	for (size_t k = 0; k < sizeof(fams) / sizeof(fams[0]); k++)
+		sl_prom_one_u64(p, fams[k].name, fams[k].type, fams[k].help,
+				*(const uint64_t *)((const char *)&st + fams[k].off));
 	n = "sandlens_store_retention_deleted_total";
 	sl_prom_family(p, n, SL_PROM_COUNTER, "Rows deleted by retention, by limit.");
 	const struct sl_prom_label lb[] = {{"limit", "bytes"}, {NULL, NULL}};

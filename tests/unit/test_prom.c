@@ -180,13 +180,18 @@ static void test_decimal(void **s)
 	assert_int_equal(sl_prom_decimal(w.p, "d_seconds", NULL, 7, 19), 0);
 	assert_int_equal(sl_prom_decimal(w.p, "d_seconds", NULL, 7, 20), -EINVAL);
 	assert_int_equal(sl_prom_decimal(w.p, "other", NULL, 7, 1), -EINVAL);
+	assert_int_equal(sl_prom_one_u64(w.p, "one_total", SL_PROM_COUNTER, "One.", 3), 0);
+	assert_int_equal(sl_prom_one_f64(w.p, "half", SL_PROM_GAUGE, "Half.", 0.5), 0);
+	assert_int_equal(sl_prom_one_u64(w.p, "bad-name", SL_PROM_GAUGE, "No.", 1), -EINVAL);
 	assert_string_equal(w_text(&w), "# HELP d_seconds D.\n# TYPE d_seconds gauge\n"
 					"d_seconds 12.345678\n"
 					"d_seconds 0.005\n"
 					"d_seconds 42\n"
 					"d_seconds 18446744073709.551615\n"
 					"d_seconds 1764614400.123456789\n"
-					"d_seconds 0.0000000000000000007\n");
+					"d_seconds 0.0000000000000000007\n"
+					"# HELP one_total One.\n# TYPE one_total counter\none_total 3\n"
+					"# HELP half Half.\n# TYPE half gauge\nhalf 0.5\n");
 	w_close(&w);
 }
 

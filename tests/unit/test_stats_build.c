@@ -436,6 +436,21 @@ static int has_line(const char *text, const char *line)
 	return 0;
 }
 
+/* `promtool check metrics` accepts the text, when promtool is installed. */
+static void promtool_ok(const struct sl_stats_prom *pr)
+{
+	if (access("/usr/bin/promtool", X_OK) != 0)
+		return;
+	char path[400], cmd[600];
+	snprintf(path, sizeof(path), "%s/metrics.txt", root);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fwrite(pr->text, 1, pr->len, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < '%s'", path);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_prom(void **state)
 {
 	(void)state;
@@ -471,17 +486,7 @@ static void test_prom(void **state)
 	assert_null(strstr(p + 1, "# TYPE container_memory_rss gauge"));
 	free(t);
 
-	/* promtool, when installed */
-	if (access("/usr/bin/promtool", X_OK) == 0) {
-		char path[400], cmd[600];
-		snprintf(path, sizeof(path), "%s/metrics.txt", root);
-		FILE *f = fopen(path, "w");
-		assert_non_null(f);
-		fwrite(s->prom->text, 1, s->prom->len, f);
-		fclose(f);
-		snprintf(cmd, sizeof(cmd), "promtool check metrics < '%s'", path);
-		assert_int_equal(system(cmd), 0);
-	}
+	promtool_ok(s->prom);
 	sl_stats_snap_free(s);
 }
 
@@ -510,16 +515,7 @@ static void test_prom_escape(void **state)
 	assert_non_null(strstr(s.prom->text, "container_threads{id=\"/evil\xef\xbf\xbd\xef\xbf\xbd\\n} 1\\nfake 2/"
 					     "\xef\xbf\xbd\xef\xbf\xbd\"} 4\n"));
 	assert_non_null(strstr(s.prom->text, ",container_id=\"y\\\"\","));
-	if (access("/usr/bin/promtool", X_OK) == 0) {
-		char path[400], cmd[600];
-		snprintf(path, sizeof(path), "%s/metrics.txt", root);
-		FILE *f = fopen(path, "w");
-		assert_non_null(f);
-		fwrite(s.prom->text, 1, s.prom->len, f);
-		fclose(f);
-		snprintf(cmd, sizeof(cmd), "promtool check metrics < '%s'", path);
-		assert_int_equal(system(cmd), 0);
-	}
+	promtool_ok(s.prom);
 	sl_stats_prom_put(s.prom);
 }
 
