@@ -41,6 +41,8 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRCS))
 # output (-MMD: the headers it read, system ones excepted; -MP: an empty
 # rule per header, so a deleted header is no error), included at the end.
 # A header change rebuilds what includes it, and only that.
+# An output that exists without its .d (a build directory from before the
+# .d files) is rebuilt once (DEPS, at the end).
 DEPFLAGS = -MMD -MP -MF $@.d -MT $@
 
 .SECONDARY:
@@ -156,5 +158,12 @@ clean:
 	rm -rf build build-san build-fuzz
 
 # the fragments written by DEPFLAGS (absent before the first build)
--include $(wildcard $(B)/bpf/*.d $(B)/obj/*/*.d $(B)/tests/*.d $(B)/helpers/*.d \
-	$(FUZZ_B)/obj/*/*.d $(FUZZ_B)/*.d)
+FUZZ_OBJS := $(sort $(foreach t,$(FUZZ_TARGETS),$(call fuzz_objs,$(t))))
+DEP_OUTS := $(BPF_OBJS) $(LIB_OBJS) $(CLI_OBJS) $(B)/obj/agent/main.o $(UNIT_BINS) $(HELPER_BINS) \
+	$(FUZZ_OBJS) $(FUZZ_BINS)
+DEPS := $(wildcard $(addsuffix .d,$(DEP_OUTS)))
+-include $(DEPS)
+# built before the .d files existed: no record of their headers
+$(filter-out $(DEPS:.d=),$(wildcard $(DEP_OUTS))): FORCE
+.PHONY: FORCE
+FORCE:
