@@ -37,6 +37,14 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRCS))
 
+# Header dependencies: every compile writes a make fragment beside its
+# output (-MMD: the headers it read, system ones excepted; -MP: an empty
+# rule per header, so a deleted header is no error), included at the end.
+# A header change rebuilds what includes it, and only that.
+# An output that exists without its .d (a build directory from before the
+# .d files) is rebuilt once (DEPS, at the end).
+DEPFLAGS = -MMD -MP -MF $@.d -MT $@
+
 .SECONDARY:
 .PHONY: all deps run test check unit integration clean bench proto fuzz
 all: $(B)/sandlensd $(B)/sandlens $(UNIT_BINS) $(HELPER_BINS)
@@ -48,18 +56,21 @@ $(B)/vmlinux.h:
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(B)/bpf/%.bpf.o: bpf/%.bpf.c bpf/*.h include/sandlens/*.h $(B)/vmlinux.h
+$(B)/bpf/%.bpf.o: bpf/%.bpf.c $(B)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-		-I$(B) -Iinclude -Ibpf -c $< -o $@
+		-I$(B) -Iinclude -Ibpf $(DEPFLAGS) -c $< -o $@
 
 $(B)/skel/%.skel.h: $(B)/bpf/%.bpf.o
 	@mkdir -p $(@D)
 	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
 
-$(B)/obj/%.o: src/%.c $(SKELS) $(wildcard src/*/*.h include/sandlens/*.h)
+# The skeletons are order-only: all of them exist before the first C compile
+# (a fresh build has no .d files yet to say which object includes which);
+# after that the .d files name the skeleton an object really includes.
+$(B)/obj/%.o: src/%.c | $(SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(B)/libsandlens.a: $(LIB_OBJS)
 	@mkdir -p $(@D)
@@ -71,14 +82,14 @@ $(B)/sandlensd: $(B)/obj/agent/main.o $(B)/libsandlens.a
 $(B)/sandlens: $(CLI_OBJS) $(B)/libsandlens.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/tests/%: tests/unit/%.c $(B)/libsandlens.a $(wildcard tests/unit/*.h)
+$(B)/tests/%: tests/unit/%.c $(B)/libsandlens.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(B)/libsandlens.a $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) $(DEPFLAGS) -o $@ $< $(B)/libsandlens.a $(LDLIBS) -lcmocka
 
 # Test helper programs run inside runc containers: static, no sanitizers.
 $(B)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -Werror -static -o $@ $<
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -Werror -static $(DEPFLAGS) -o $@ $<
 
 # libFuzzer harnesses (tests/fuzz/fuzz_<name>.c), one per parser of outside
 # input, into build-fuzz/ (clang -fsanitize=fuzzer,address,undefined). Each
@@ -108,17 +119,17 @@ FUZZ_BINS := $(patsubst %,$(FUZZ_B)/fuzz_%,$(FUZZ_TARGETS))
 
 fuzz: $(FUZZ_BINS)
 
-$(FUZZ_B)/obj/%.o: src/%.c $(wildcard src/*/*.h include/sandlens/*.h)
+$(FUZZ_B)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
 
 # objects of target $(1) (a function: a '%' in a pattern rule's
 # prerequisites would be taken for the stem)
 fuzz_objs = $(patsubst src/%.c,$(FUZZ_B)/obj/%.o,$(FUZZ_SRCS_$(1)))
 .SECONDEXPANSION:
-$(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*) $(wildcard tests/fuzz/*.h)
+$(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(filter %.o,$^) $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(DEPFLAGS) -o $@ $< $(filter %.o,$^) $(LDLIBS)
 
 # src/profile/profile.pb-c.{c,h} are committed; regenerate after editing proto/profile.proto.
 proto:
@@ -146,3 +157,14 @@ bench: all
 
 clean:
 	rm -rf build build-san build-fuzz
+
+# the fragments written by DEPFLAGS (absent before the first build)
+FUZZ_OBJS := $(sort $(foreach t,$(FUZZ_TARGETS),$(call fuzz_objs,$(t))))
+DEP_OUTS := $(BPF_OBJS) $(LIB_OBJS) $(CLI_OBJS) $(B)/obj/agent/main.o $(UNIT_BINS) $(HELPER_BINS) \
+	$(FUZZ_OBJS) $(FUZZ_BINS)
+DEPS := $(wildcard $(addsuffix .d,$(DEP_OUTS)))
+-include $(DEPS)
+# built before the .d files existed: no record of their headers
+$(filter-out $(DEPS:.d=),$(wildcard $(DEP_OUTS))): FORCE
+.PHONY: FORCE
+FORCE:

@@ -19,6 +19,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include "common.bpf.h"
 #include "task_id.bpf.h"
 #include "sandlens/proc.h"
 #include "sandlens/token_bucket.h"
@@ -99,13 +100,6 @@ struct {
 	__type(value, __u32);
 } exec_suppressed SEC(".maps");
 
-static __always_inline void stat_inc(__u32 idx, __u64 n)
-{
-	__u64 *v = bpf_map_lookup_elem(&proc_stats, &idx);
-	if (v)
-		*v += n;
-}
-
 static __always_inline void fill_hdr(struct sl_hdr *h, __u32 type)
 {
 	h->type = type;
@@ -157,19 +151,19 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	unsigned long arg_start, arg_end, len;
 	int r;
 
-	stat_inc(SL_ST_EXEC_SEEN, 1);
+	sl_stat_inc(&proc_stats, SL_ST_EXEC_SEEN);
 	key.ppid = BPF_CORE_READ(p, real_parent, tgid);
 	bpf_probe_read_kernel_str(key.comm, sizeof(key.comm), &p->comm);
 
 	if (rate) {
 		b = bucket_get(&exec_buckets, &key, now, burst);
 		if (!b) {
-			stat_inc(SL_ST_EXEC_KEY_TABLE_FULL, 1);
+			sl_stat_inc(&proc_stats, SL_ST_EXEC_KEY_TABLE_FULL);
 			mark_exec_suppressed(p);
 			return 0;
 		}
 		if (!sl_bucket_take(b, now, rate, burst, &carried)) {
-			stat_inc(SL_ST_EXEC_RATE_LIMITED, 1);
+			sl_stat_inc(&proc_stats, SL_ST_EXEC_RATE_LIMITED);
 			mark_exec_suppressed(p);
 			return 0;
 		}
@@ -178,11 +172,11 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
-		stat_inc(SL_ST_EXEC_RB_FAIL, 1);
+		sl_stat_inc(&proc_stats, SL_ST_EXEC_RB_FAIL);
 		if (b) /* carry this one and what it carried to the next delivery */
 			sl_bucket_undeliver_rb(b, carried, carried_rb);
 		else
-			stat_inc(SL_ST_EXEC_RB_LOST, 1);
+			sl_stat_inc(&proc_stats, SL_ST_EXEC_RB_LOST);
 		mark_exec_suppressed(p);
 		return 0;
 	}
@@ -230,12 +224,12 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 		return 0;
 	if (BPF_CORE_READ(p, flags) & 0x00200000 /* PF_KTHREAD */)
 		return 0;
-	stat_inc(SL_ST_EXIT_SEEN, 1);
+	sl_stat_inc(&proc_stats, SL_ST_EXIT_SEEN);
 	code = BPF_CORE_READ(p, exit_code);
 	if (code == 0) {
 		__u32 *f = bpf_task_storage_get(&exec_suppressed, p, 0, 0);
 		if (f && *f) {
-			stat_inc(SL_ST_EXIT_SUPPRESSED, 1);
+			sl_stat_inc(&proc_stats, SL_ST_EXIT_SUPPRESSED);
 			return 0;
 		}
 	}
@@ -243,13 +237,13 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 		exit_key(&key, p, SL_EXK_EXIT);
 		b = bucket_get(&exit_buckets, &key, now, burst);
 		if (!b) {
-			stat_inc(SL_ST_EXIT_KEY_TABLE_FULL, 1);
+			sl_stat_inc(&proc_stats, SL_ST_EXIT_KEY_TABLE_FULL);
 			return 0;
 		}
 		if (!sl_bucket_take(b, now, rate, burst, &carried)) {
-			stat_inc(SL_ST_EXIT_RATE_LIMITED, 1);
+			sl_stat_inc(&proc_stats, SL_ST_EXIT_RATE_LIMITED);
 			if (code) {
-				stat_inc(SL_ST_EXIT_ABN_RATE_LIMITED, 1);
+				sl_stat_inc(&proc_stats, SL_ST_EXIT_ABN_RATE_LIMITED);
 				__sync_fetch_and_add(&b->pending_abn, 1);
 			}
 			return 0;
@@ -259,12 +253,12 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 	}
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
-		stat_inc(SL_ST_EXIT_RB_FAIL, 1);
+		sl_stat_inc(&proc_stats, SL_ST_EXIT_RB_FAIL);
 		if (b) {
 			__sync_fetch_and_add(&b->pending_abn, carried_abn + (code ? 1 : 0));
 			sl_bucket_undeliver_rb(b, carried, carried_rb);
 		} else {
-			stat_inc(SL_ST_EXIT_RB_LOST, 1);
+			sl_stat_inc(&proc_stats, SL_ST_EXIT_RB_LOST);
 		}
 		return 0;
 	}
@@ -302,27 +296,27 @@ int BPF_PROG(handle_signal, int sig, struct kernel_siginfo *info, struct task_st
 		if (handler != (void *)0 /* SIG_DFL */)
 			return 0;
 	}
-	stat_inc(SL_ST_SIGNAL_SEEN, 1);
+	sl_stat_inc(&proc_stats, SL_ST_SIGNAL_SEEN);
 	if (rate) {
 		exit_key(&key, task, SL_EXK_SIGNAL);
 		b = bucket_get(&exit_buckets, &key, now, burst);
 		if (!b) {
-			stat_inc(SL_ST_SIGNAL_KEY_TABLE_FULL, 1);
+			sl_stat_inc(&proc_stats, SL_ST_SIGNAL_KEY_TABLE_FULL);
 			return 0;
 		}
 		if (!sl_bucket_take(b, now, rate, burst, &carried)) {
-			stat_inc(SL_ST_SIGNAL_RATE_LIMITED, 1);
+			sl_stat_inc(&proc_stats, SL_ST_SIGNAL_RATE_LIMITED);
 			return 0;
 		}
 		carried_rb = sl_bucket_take_sub(&b->pending_rb);
 	}
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
-		stat_inc(SL_ST_SIGNAL_RB_FAIL, 1);
+		sl_stat_inc(&proc_stats, SL_ST_SIGNAL_RB_FAIL);
 		if (b)
 			sl_bucket_undeliver_rb(b, carried, carried_rb);
 		else
-			stat_inc(SL_ST_SIGNAL_RB_LOST, 1);
+			sl_stat_inc(&proc_stats, SL_ST_SIGNAL_RB_LOST);
 		return 0;
 	}
 	fill_hdr(&e->hdr, SL_EV_SIGNAL);
@@ -384,7 +378,7 @@ static __always_inline int emit_oom(struct task_struct *victim)
 
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
-		stat_inc(SL_ST_OOM_RB_FAIL, 1);
+		sl_stat_inc(&proc_stats, SL_ST_OOM_RB_FAIL);
 		return 0;
 	}
 	fill_hdr(&e->hdr, SL_EV_OOM);
@@ -424,7 +418,7 @@ int handle_mark_victim_tp(struct trace_event_raw_mark_victim *ctx)
 	struct sl_oom_event *e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 
 	if (!e) {
-		stat_inc(SL_ST_OOM_RB_FAIL, 1);
+		sl_stat_inc(&proc_stats, SL_ST_OOM_RB_FAIL);
 		return 0;
 	}
 	__builtin_memset(e, 0, sizeof(*e));
@@ -465,7 +459,7 @@ static __always_inline int emit_cgroup(struct cgroup *cgrp, const char *path, __
 		return 0;
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
-		stat_inc(SL_ST_CGROUP_RB_FAIL, 1);
+		sl_stat_inc(&proc_stats, SL_ST_CGROUP_RB_FAIL);
 		return 0;
 	}
 	fill_hdr(&e->hdr, type);

@@ -24,6 +24,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include "common.bpf.h"
 #include "task_id.bpf.h"
 #include "sandlens/task_abi.h"
 #include "task_filter.bpf.h"
@@ -74,13 +75,6 @@ struct {
 	__type(value, struct offcpu);
 } prof_offcpu SEC(".maps");
 
-static __always_inline void stat_inc(__u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(&prof_stats, &idx);
-	if (v)
-		*v += 1;
-}
-
 /* Add (count, ns) to key; the value is created with t's identity. */
 static __always_inline void account(struct sl_prof_key *k, struct task_struct *t, __u64 count,
 				    __u64 ns, __u64 cg2, __u64 cg1)
@@ -97,7 +91,7 @@ static __always_inline void account(struct sl_prof_key *k, struct task_struct *t
 		bpf_map_update_elem(&prof_counts, k, &z, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&prof_counts, k);
 		if (!v) {
-			stat_inc(SL_PST_COUNTS_FULL);
+			sl_stat_inc(&prof_stats, SL_PST_COUNTS_FULL);
 			return;
 		}
 	}
@@ -109,9 +103,9 @@ static __always_inline void account(struct sl_prof_key *k, struct task_struct *t
 static __always_inline void check_stacks(struct sl_prof_key *k)
 {
 	if (k->user_stack_id < 0 && k->user_stack_id != -EFAULT)
-		stat_inc(SL_PST_USTACK_LOST);
+		sl_stat_inc(&prof_stats, SL_PST_USTACK_LOST);
 	if (k->kernel_stack_id < 0 && k->kernel_stack_id != -EFAULT)
-		stat_inc(SL_PST_KSTACK_LOST);
+		sl_stat_inc(&prof_stats, SL_PST_KSTACK_LOST);
 }
 
 SEC("perf_event")
@@ -123,14 +117,14 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	__u64 cg2, cg1;
 	struct sl_prof_key k = {};
 
-	stat_inc(SL_PST_EVENTS);
+	sl_stat_inc(&prof_stats, SL_PST_EVENTS);
 	if (!tid) /* idle */
 		return 0;
 	cg2 = bpf_get_current_cgroup_id();
 	cg1 = filter_kind == SL_TF_CGROUP || filter_kind == SL_TF_ALL ? sl_task_cgroup_v1_id(t) : 0;
 	if (!sl_task_match(tgid, tid, cg2, cg1))
 		return 0;
-	stat_inc(SL_PST_MATCHED);
+	sl_stat_inc(&prof_stats, SL_PST_MATCHED);
 	k.tgid = tgid;
 	k.state = SL_TOS_ON_CPU;
 	k.user_stack_id = bpf_get_stackid(ctx, &prof_stacks, BPF_F_USER_STACK);
@@ -140,31 +134,6 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* Cgroup ids of t by direct BTF loads (tp_btf arguments are trusted). */
-static __always_inline void task_cgroups(struct task_struct *t, __u64 *cg2, __u64 *cg1)
-{
-	struct css_set *cset = t->cgroups;
-
-	*cg2 = cset->dfl_cgrp->kn->id;
-	*cg1 = 0;
-	if (sl_v1_subsys_id >= 0 && sl_v1_subsys_id < CGROUP_SUBSYS_COUNT) {
-		struct cgroup_subsys_state *css = cset->subsys[sl_v1_subsys_id];
-		if (css)
-			*cg1 = css->cgroup->kn->id;
-	}
-}
-
-struct task_struct___o {
-	volatile long state;
-} __attribute__((preserve_access_index));
-
-static __always_inline long task_state(struct task_struct *t)
-{
-	if (bpf_core_field_exists(t->__state))
-		return t->__state;
-	return BPF_CORE_READ((struct task_struct___o *)t, state);
-}
-
 /* The part of t's off-CPU interval in o ends at now: count it. */
 static __always_inline void end_part(struct task_struct *t, struct offcpu *o, __u64 now)
 {
@@ -172,10 +141,10 @@ static __always_inline void end_part(struct task_struct *t, struct offcpu *o, __
 	__u64 d = now - o->ts, cg2, cg1;
 
 	if (d < off_min_ns) {
-		stat_inc(SL_PST_SHORT);
+		sl_stat_inc(&prof_stats, SL_PST_SHORT);
 		return;
 	}
-	task_cgroups(t, &cg2, &cg1);
+	sl_task_cgroup_key(t, &cg2, &cg1);
 	k.tgid = t->tgid;
 	k.state = o->state;
 	k.user_stack_id = o->ustack;
@@ -189,11 +158,11 @@ int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev, struct task
 	__u64 now = bpf_ktime_get_ns(), cg2, cg1;
 	struct offcpu *o;
 
-	stat_inc(SL_PST_EVENTS);
+	sl_stat_inc(&prof_stats, SL_PST_EVENTS);
 	if (prev->pid) {
 		int want = filter_kind == SL_TF_TGID || filter_kind == SL_TF_TID;
 		if (filter_kind == SL_TF_CGROUP) {
-			task_cgroups(prev, &cg2, &cg1);
+			sl_task_cgroup_key(prev, &cg2, &cg1);
 			want = sl_task_match(prev->tgid, prev->pid, cg2, cg1);
 		} else if (want) {
 			want = sl_task_match(prev->tgid, prev->pid, 0, 0);
@@ -201,7 +170,7 @@ int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev, struct task
 			want = 1;
 		}
 		if (want) {
-			stat_inc(SL_PST_MATCHED);
+			sl_stat_inc(&prof_stats, SL_PST_MATCHED);
 			o = bpf_task_storage_get(&prof_offcpu, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 			if (o) {
 				struct sl_prof_key k;
@@ -215,9 +184,9 @@ int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev, struct task
 				o->ts = now;
 				o->ustack = k.user_stack_id;
 				o->kstack = k.kernel_stack_id;
-				o->state = task_state(prev) == 0 ? SL_TOS_RUNQUEUE : SL_TOS_BLOCKED;
+				o->state = sl_task_state(prev) == 0 ? SL_TOS_RUNQUEUE : SL_TOS_BLOCKED;
 			} else {
-				stat_inc(SL_PST_STORAGE_FAIL);
+				sl_stat_inc(&prof_stats, SL_PST_STORAGE_FAIL);
 			}
 		}
 	}

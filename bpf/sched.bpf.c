@@ -21,6 +21,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include "common.bpf.h"
 #include "task_id.bpf.h"
 #include "sandlens/sched.h"
 #include "sandlens/token_bucket.h"
@@ -107,38 +108,6 @@ struct {
 	__type(value, __u64);
 } sched_stats SEC(".maps");
 
-static __always_inline void stat_inc(__u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(&sched_stats, &idx);
-	if (v)
-		*v += 1;
-}
-
-/* Cgroup key of t by direct BTF loads (tp_btf arguments are trusted). */
-static __always_inline void task_key(struct task_struct *t, struct sl_sched_key *k)
-{
-	struct css_set *cset = t->cgroups;
-
-	k->cgroup_id = cset->dfl_cgrp->kn->id;
-	k->cgroup_v1_id = 0;
-	if (sl_v1_subsys_id >= 0 && sl_v1_subsys_id < CGROUP_SUBSYS_COUNT) {
-		struct cgroup_subsys_state *css = cset->subsys[sl_v1_subsys_id];
-		if (css)
-			k->cgroup_v1_id = css->cgroup->kn->id;
-	}
-}
-
-struct task_struct___o {
-	volatile long state;
-} __attribute__((preserve_access_index));
-
-static __always_inline long task_state(struct task_struct *t)
-{
-	if (bpf_core_field_exists(t->__state))
-		return t->__state;
-	return BPF_CORE_READ((struct task_struct___o *)t, state);
-}
-
 static __always_inline void mark_enqueue(struct task_struct *t, __u64 now, __u32 kind)
 {
 	struct enq *e = bpf_task_storage_get(&sched_enq, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -190,14 +159,14 @@ static __always_inline void emit_delay(struct task_struct *prev, struct task_str
 
 	if (!b)
 		return;
-	stat_inc(SL_SST_DELAY_SEEN);
+	sl_stat_inc(&sched_stats, SL_SST_DELAY_SEEN);
 	if (delay_rate && !sl_bucket_take(b, now, shifted(delay_rate), shifted(delay_burst), &carried)) {
-		stat_inc(SL_SST_DELAY_RATE_LIMITED);
+		sl_stat_inc(&sched_stats, SL_SST_DELAY_RATE_LIMITED);
 		return;
 	}
 	e = bpf_ringbuf_reserve(&sched_events, sizeof(*e), 0);
 	if (!e) {
-		stat_inc(SL_SST_DELAY_RB_FAIL);
+		sl_stat_inc(&sched_stats, SL_SST_DELAY_RB_FAIL);
 		if (delay_rate)
 			sl_bucket_undeliver(b, carried);
 		return;
@@ -250,7 +219,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	 * read from the task (not the tracepoint's prev_state): __schedule()
 	 * resets it to TASK_RUNNING when a signal is pending and keeps the task
 	 * queued. */
-	if (prev->pid && task_state(prev) == 0)
+	if (prev->pid && sl_task_state(prev) == 0)
 		mark_enqueue(prev, now, SL_SCHED_ENQ_PREEMPT);
 	if (!next->pid)
 		return 0;
@@ -261,7 +230,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	kind = e->kind;
 	e->ts = 0;
 
-	task_key(next, &key);
+	sl_task_cgroup_key(next, &key.cgroup_id, &key.cgroup_v1_id);
 	if (!prev->pid) {
 		cls = SL_SCHED_IDLE;
 	} else if (prev->cgroups == next->cgroups) {
@@ -269,7 +238,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		cls = SL_SCHED_INTERNAL;
 		pkey = key;
 	} else {
-		task_key(prev, &pkey);
+		sl_task_cgroup_key(prev, &pkey.cgroup_id, &pkey.cgroup_v1_id);
 		cls = (pkey.cgroup_id == key.cgroup_id && pkey.cgroup_v1_id == key.cgroup_v1_id)
 			      ? SL_SCHED_INTERNAL : SL_SCHED_EXTERNAL;
 	}
@@ -279,7 +248,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		struct sl_sched_hist zero = {};
 		if (bpf_map_update_elem(&sched_hist, &key, &zero, BPF_NOEXIST) &&
 		    !bpf_map_lookup_elem(&sched_hist, &key)) {
-			stat_inc(SL_SST_HIST_FULL);
+			sl_stat_inc(&sched_stats, SL_SST_HIST_FULL);
 			return 0;
 		}
 		h = bpf_map_lookup_elem(&sched_hist, &key);
@@ -307,7 +276,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		if (!p) {
 			struct sl_sched_pair np = {.wait_ns = wait, .count = 1};
 			if (bpf_map_update_elem(&sched_pairs, &pk, &np, BPF_NOEXIST))
-				stat_inc(SL_SST_PAIR_FULL);
+				sl_stat_inc(&sched_stats, SL_SST_PAIR_FULL);
 		} else {
 			p->wait_ns += wait;
 			p->count++;

@@ -13,6 +13,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include "common.bpf.h"
 #include "task_id.bpf.h"
 #include "sandlens/task_abi.h"
 #include "task_filter.bpf.h"
@@ -36,13 +37,6 @@ struct {
 	__type(value, __u64);
 } sce_stats SEC(".maps");
 
-static __always_inline void stat_inc(__u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(&sce_stats, &idx);
-	if (v)
-		*v += 1;
-}
-
 /* Is current a target? */
 static __always_inline int match(void)
 {
@@ -61,12 +55,12 @@ int sys_exit(struct trace_event_raw_sys_exit *ctx)
 	struct sl_sce_key k;
 	struct sl_sce_val *v;
 
-	stat_inc(SL_SCE_EXITS);
+	sl_stat_inc(&sce_stats, SL_SCE_EXITS);
 	if (ret >= 0 || ret < -MAX_ERRNO || ctx->id < 0)
 		return 0;
 	if (!match())
 		return 0;
-	stat_inc(SL_SCE_ERRORS);
+	sl_stat_inc(&sce_stats, SL_SCE_ERRORS);
 	k.nr = (__u32)ctx->id;
 	k.err = (__u32)-ret;
 	v = bpf_map_lookup_elem(&sce_counts, &k);
@@ -77,7 +71,7 @@ int sys_exit(struct trace_event_raw_sys_exit *ctx)
 		bpf_map_update_elem(&sce_counts, &k, &z, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&sce_counts, &k);
 		if (!v) {
-			stat_inc(SL_SCE_FULL);
+			sl_stat_inc(&sce_stats, SL_SCE_FULL);
 			return 0;
 		}
 	}

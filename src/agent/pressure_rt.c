@@ -5,6 +5,7 @@
 #include "agent/pressure.h"
 #include "agent/pressure_internal.h"
 #include "common/log.h"
+#include "common/prom.h"
 #include "common/thread_cpu.h"
 #include "common/timefmt.h"
 #include "stats/stats.h"
@@ -264,7 +265,7 @@ json_t *sl_pressure_rt_health_json(struct sl_pressure_rt *r, int64_t mono_to_rea
 	return o;
 }
 
-void sl_pressure_rt_write_metrics(struct sl_pressure_rt *r, FILE *out)
+void (sl_pressure_rt_write_metrics)(struct sl_pressure_rt *r, struct sl_prom *p)
 {
 	if (!r)
 		return;
@@ -281,39 +282,34 @@ void sl_pressure_rt_write_metrics(struct sl_pressure_rt *r, FILE *out)
 	level = r->sm.level;
 	pthread_mutex_unlock(&r->mu);
 
-	fprintf(out, "# HELP sandlens_pressure_level Degradation level 0..4 (steps 1..level active; docs/ARCHITECTURE.md).\n"
-		     "# TYPE sandlens_pressure_level gauge\n"
-		     "sandlens_pressure_level %d\n"
-		     "# HELP sandlens_pressure_step_active Whether each degradation step is active.\n"
-		     "# TYPE sandlens_pressure_step_active gauge\n",
-		level);
-	for (int s = 1; s <= SL_PRESSURE_MAX_LEVEL; s++)
-		fprintf(out, "sandlens_pressure_step_active{step=\"%d\",name=\"%s\"} %d\n", s, sl_pressure_step_name(s),
-			level >= s);
-	fprintf(out, "# HELP sandlens_pressure_steps_total Times each degradation step was entered (level reached from below or above).\n"
-		     "# TYPE sandlens_pressure_steps_total counter\n");
-	for (int s = 1; s <= SL_PRESSURE_MAX_LEVEL; s++)
-		fprintf(out, "sandlens_pressure_steps_total{step=\"%d\",name=\"%s\"} %llu\n", s, sl_pressure_step_name(s),
-			(unsigned long long)totals[s]);
-	fprintf(out, "# HELP sandlens_pressure_transitions_total Level changes (up or down).\n"
-		     "# TYPE sandlens_pressure_transitions_total counter\n"
-		     "sandlens_pressure_transitions_total %llu\n"
-		     "# HELP sandlens_pressure_cpu_share Agent CPU seconds per second over pressure.window.\n"
-		     "# TYPE sandlens_pressure_cpu_share gauge\n"
-		     "sandlens_pressure_cpu_share %.6f\n"
-		     "# HELP sandlens_pressure_cpu_budget pressure.cpu_budget (share of one CPU).\n"
-		     "# TYPE sandlens_pressure_cpu_budget gauge\n"
-		     "sandlens_pressure_cpu_budget %.6f\n"
-		     "# HELP sandlens_pressure_memory_bytes Agent resident set size at the last tick.\n"
-		     "# TYPE sandlens_pressure_memory_bytes gauge\n"
-		     "sandlens_pressure_memory_bytes %llu\n"
-		     "# HELP sandlens_pressure_memory_budget_bytes pressure.memory_budget (0 = not watched).\n"
-		     "# TYPE sandlens_pressure_memory_budget_bytes gauge\n"
-		     "sandlens_pressure_memory_budget_bytes %llu\n"
-		     "# HELP sandlens_pressure_queue_fill Store queue and fullest ring buffer fill at the last tick.\n"
-		     "# TYPE sandlens_pressure_queue_fill gauge\n"
-		     "sandlens_pressure_queue_fill{queue=\"store\"} %.6f\n"
-		     "sandlens_pressure_queue_fill{queue=\"ringbuf\"} %.6f\n",
-		(unsigned long long)ntr, last.cpu_share, cfg.cpu_budget, (unsigned long long)last.rss_bytes,
-		(unsigned long long)cfg.memory_budget, last.store_fill, last.ringbuf_fill > 0 ? last.ringbuf_fill : 0);
+	sl_prom_one_u64(p, "sandlens_pressure_level", SL_PROM_GAUGE,
+			"Degradation level 0..4 (steps 1..level active; docs/ARCHITECTURE.md).", (uint64_t)level);
+	const char *n;
+	for (int k = 0; k < 2; k++) {
+		n = k ? "sandlens_pressure_steps_total" : "sandlens_pressure_step_active";
+		sl_prom_family(p, n, k ? SL_PROM_COUNTER : SL_PROM_GAUGE,
+			       k ? "Times each degradation step was entered (level reached from below or above)."
+				 : "Whether each degradation step is active.");
+		for (int s = 1; s <= SL_PRESSURE_MAX_LEVEL; s++) {
+			char step[12];
+			snprintf(step, sizeof(step), "%d", s);
+			const struct sl_prom_label l[] = {{"step", step}, {"name", sl_pressure_step_name(s)}, {NULL, NULL}};
+			sl_prom_u64(p, n, l, k ? totals[s] : (uint64_t)(level >= s));
+		}
+	}
+	sl_prom_one_u64(p, "sandlens_pressure_transitions_total", SL_PROM_COUNTER, "Level changes (up or down).", ntr);
+	sl_prom_one_f64(p, "sandlens_pressure_cpu_share", SL_PROM_GAUGE,
+			"Agent CPU seconds per second over pressure.window.", last.cpu_share);
+	sl_prom_one_f64(p, "sandlens_pressure_cpu_budget", SL_PROM_GAUGE, "pressure.cpu_budget (share of one CPU).",
+			cfg.cpu_budget);
+	sl_prom_one_u64(p, "sandlens_pressure_memory_bytes", SL_PROM_GAUGE, "Agent resident set size at the last tick.",
+			last.rss_bytes);
+	sl_prom_one_u64(p, "sandlens_pressure_memory_budget_bytes", SL_PROM_GAUGE,
+			"pressure.memory_budget (0 = not watched).", cfg.memory_budget);
+	n = "sandlens_pressure_queue_fill";
+	const struct sl_prom_label qs[] = {{"queue", "store"}, {NULL, NULL}};
+	const struct sl_prom_label qr[] = {{"queue", "ringbuf"}, {NULL, NULL}};
+	sl_prom_family(p, n, SL_PROM_GAUGE, "Store queue and fullest ring buffer fill at the last tick.");
+	sl_prom_f64(p, n, qs, last.store_fill);
+	sl_prom_f64(p, n, qr, last.ringbuf_fill > 0 ? last.ringbuf_fill : 0);
 }

@@ -44,8 +44,13 @@ int sl_pressure_rt_refuse_tasks(struct sl_pressure_rt *r, char *why, size_t len)
  * stats_interval_seconds, rate_shift, steps_total, transitions:[{time,
  * from, to, reason}] (oldest first), cgroup}. Any thread. */
 json_t *sl_pressure_rt_health_json(struct sl_pressure_rt *r, int64_t mono_to_real_ns);
-/* The sandlens_pressure_* families (Prometheus text). Any thread. */
-void sl_pressure_rt_write_metrics(struct sl_pressure_rt *r, FILE *out);
+/* The sandlens_pressure_* families, through p. Any thread. */
+struct sl_prom;
+void sl_pressure_rt_write_metrics(struct sl_pressure_rt *r, struct sl_prom *p);
+/* TRANSITIONAL: FILE * callers (common/prom_compat.h). */
+#include "common/prom_compat.h"
+void sl_pressure_rt_write_metrics_file(struct sl_pressure_rt *r, FILE *out);
+#define sl_pressure_rt_write_metrics(r, out) SL_PROM_COMPAT(sl_pressure_rt_write_metrics, r, out)
 
 /* --- own cgroup (pressure_cgroup.c) --- */
 

@@ -60,8 +60,12 @@ int sl_api_tcp_port(const struct sl_api *api);
 /* The API's own counters as Prometheus text (sandlens_api_*: connections
  * closed by the header deadline or the per-client budget, 403 answers,
  * events sent without argv), process-wide; sl_agent_write_metrics calls it. */
-#include <stdio.h>
-void sl_api_write_metrics(FILE *out);
+struct sl_prom;
+void sl_api_write_metrics(struct sl_prom *p);
+/* TRANSITIONAL: FILE * callers (common/prom_compat.h). */
+#include "common/prom_compat.h"
+void sl_api_write_metrics_file(FILE *out);
+#define sl_api_write_metrics(out) SL_PROM_COMPAT1(sl_api_write_metrics, out)
 
 /* Overrides SL_API_MAX_BODY (bytes; tests). Call before requests arrive. */
 void sl_api_set_max_body(struct sl_api *api, size_t bytes);

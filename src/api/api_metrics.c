@@ -11,6 +11,7 @@
 
 #include "agent/agent.h"
 #include "common/gzpart.h"
+#include "common/prom.h"
 #include "stats/stats.h"
 
 /* What a /metrics response holds on to until it is sent. */
@@ -134,20 +135,20 @@ int sl_api_accepts_gzip(struct MHD_Connection *c)
 
 struct sl_api_counters sl_api_counters;
 
-void sl_api_write_metrics(FILE *out)
+void (sl_api_write_metrics)(struct sl_prom *p)
 {
-	fprintf(out,
-		"# HELP sandlens_api_connections_closed_total API connections the agent closed: header_timeout (request headers not complete within api.header_timeout), client_limit (over api.max_client_connections)\n"
-		"# TYPE sandlens_api_connections_closed_total counter\n"
-		"sandlens_api_connections_closed_total{reason=\"header_timeout\"} %lu\n"
-		"sandlens_api_connections_closed_total{reason=\"client_limit\"} %lu\n"
-		"# HELP sandlens_api_denied_total API requests answered 403 (admin route, caller not an admin)\n"
-		"# TYPE sandlens_api_denied_total counter\n"
-		"sandlens_api_denied_total %lu\n"
-		"# HELP sandlens_api_argv_withheld_total Events sent to non-admin callers without their argv.\n"
-		"# TYPE sandlens_api_argv_withheld_total counter\n"
-		"sandlens_api_argv_withheld_total %lu\n",
-		atomic_load(&sl_api_counters.cut_header_timeout),
-		atomic_load(&sl_api_counters.cut_client_limit), atomic_load(&sl_api_counters.denied),
-		atomic_load(&sl_api_counters.argv_withheld));
+	const char *n = "sandlens_api_connections_closed_total";
+	const struct sl_prom_label ht[] = {{"reason", "header_timeout"}, {NULL, NULL}};
+	const struct sl_prom_label cl[] = {{"reason", "client_limit"}, {NULL, NULL}};
+
+	sl_prom_family(p, n, SL_PROM_COUNTER,
+		       "API connections the agent closed: header_timeout (request headers not complete within api.header_timeout), client_limit (over api.max_client_connections)");
+	sl_prom_u64(p, n, ht, atomic_load(&sl_api_counters.cut_header_timeout));
+	sl_prom_u64(p, n, cl, atomic_load(&sl_api_counters.cut_client_limit));
+	sl_prom_one_u64(p, "sandlens_api_denied_total", SL_PROM_COUNTER,
+			"API requests answered 403 (admin route, caller not an admin)",
+			atomic_load(&sl_api_counters.denied));
+	sl_prom_one_u64(p, "sandlens_api_argv_withheld_total", SL_PROM_COUNTER,
+			"Events sent to non-admin callers without their argv.",
+			atomic_load(&sl_api_counters.argv_withheld));
 }

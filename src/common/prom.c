@@ -80,17 +80,56 @@ static int allowed(const struct sl_prom *p, const char *name)
 	return 0;
 }
 
-static void put_help(FILE *f, const char *s)
+/* Length of the well-formed UTF-8 sequence at s (1..4; RFC 3629, Unicode
+ * table 3-7: no overlong forms, no surrogates, nothing above U+10FFFF), 0
+ * when s does not start one. s is NUL-terminated. */
+static size_t utf8_len(const unsigned char *s)
 {
-	/* HELP text escapes \ and newline (not quotes) */
-	for (; s && *s; s++) {
-		if (*s == '\\')
-			fputs("\\\\", f);
-		else if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
+	unsigned char c = s[0];
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
 	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80 ? 4 : 0;
+	}
+	return 0;
+}
+
+/* s as UTF-8 text with \\ and \n escaped, and \" when quote: runs of plain
+ * text in one fwrite (a stats pass writes every cgroup path ~35 times). */
+static void put_text(FILE *f, const char *s, int quote)
+{
+	const unsigned char *u = (const unsigned char *)s, *run = u;
+
+	if (!s)
+		return;
+	while (*u) {
+		size_t n = utf8_len(u);
+		const char *rep = NULL;
+		if (*u == '\\')
+			rep = "\\\\";
+		else if (*u == '\n')
+			rep = "\\n";
+		else if (*u == '"' && quote)
+			rep = "\\\"";
+		else if (!n)
+			rep = "\xef\xbf\xbd"; /* U+FFFD for this byte */
+		if (!rep) {
+			u += n;
+			continue;
+		}
+		fwrite(run, 1, (size_t)(u - run), f);
+		fputs(rep, f);
+		u++;
+		run = u;
+	}
+	fwrite(run, 1, (size_t)(u - run), f);
 }
 
 int sl_prom_family(struct sl_prom *p, const char *name, int type, const char *help)
@@ -123,7 +162,7 @@ int sl_prom_family(struct sl_prom *p, const char *name, int type, const char *he
 		return -ENOMEM;
 	p->seen[p->nseen++] = dup;
 	fprintf(p->out, "# HELP %s ", name);
-	put_help(p->out, help ? help : "");
+	put_text(p->out, help, 0); /* HELP escapes \\ and newline, not quotes */
 	fprintf(p->out, "\n# TYPE %s %s\n", name, tn[type]);
 	return 0;
 }
@@ -135,16 +174,7 @@ int sl_prom_declared(struct sl_prom *p, const struct sl_prom_family *f)
 
 void sl_prom_escape(FILE *out, const char *s)
 {
-	for (; s && *s; s++) {
-		if (*s == '\\')
-			fputs("\\\\", out);
-		else if (*s == '"')
-			fputs("\\\"", out);
-		else if (*s == '\n')
-			fputs("\\n", out);
-		else
-			fputc(*s, out);
-	}
+	put_text(out, s, 1);
 }
 
 /* A sample's name must belong to the current family: the family name
@@ -241,6 +271,37 @@ int sl_prom_f64(struct sl_prom *p, const char *name, const struct sl_prom_label 
 		fputc('\n', p->out);
 	}
 	return rc;
+}
+
+int sl_prom_one_u64(struct sl_prom *p, const char *name, int type, const char *help, uint64_t v)
+{
+	int rc = sl_prom_family(p, name, type, help);
+	return rc ? rc : sl_prom_u64(p, name, NULL, v);
+}
+
+int sl_prom_one_f64(struct sl_prom *p, const char *name, int type, const char *help, double v)
+{
+	int rc = sl_prom_family(p, name, type, help);
+	return rc ? rc : sl_prom_f64(p, name, NULL, v);
+}
+
+int sl_prom_decimal(struct sl_prom *p, const char *name, const struct sl_prom_label *labels, uint64_t v,
+		    unsigned digits)
+{
+	uint64_t scale = 1;
+
+	if (digits > 19)
+		return -EINVAL;
+	for (unsigned i = 0; i < digits; i++)
+		scale *= 10;
+	int rc = begin(p, name, labels);
+	if (rc)
+		return rc;
+	if (digits)
+		fprintf(p->out, "%" PRIu64 ".%0*" PRIu64 "\n", v / scale, (int)digits, v % scale);
+	else
+		fprintf(p->out, "%" PRIu64 "\n", v);
+	return 0;
 }
 
 int sl_prom_histogram(struct sl_prom *p, const char *name, const struct sl_prom_label *labels,

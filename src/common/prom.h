@@ -9,6 +9,13 @@
  *     first header: callers must not interleave two families' samples).
  *   - label values are escaped (\\, \" and \n); label names and family names
  *     are checked against [a-zA-Z_:][a-zA-Z0-9_:]* and refused otherwise.
+ *   - invalid UTF-8: the format requires label values (and HELP text) to be
+ *     UTF-8, and Prometheus refuses a whole scrape that is not. A byte that
+ *     does not start a well-formed UTF-8 sequence (stray continuation byte,
+ *     overlong form, surrogate, above U+10FFFF, truncated sequence) is
+ *     written as U+FFFD (EF BF BD), one per such byte; the sample is kept.
+ *     Values that differ only in their invalid bytes can so become one
+ *     series.
  *   - histograms: cumulative _bucket{le} samples, +Inf, _sum and _count.
  *   - a sample must belong to the family started last (its name, or for a
  *     histogram its _bucket/_sum/_count); anything else is -EINVAL.
@@ -69,6 +76,16 @@ int sl_prom_declared(struct sl_prom *p, const struct sl_prom_family *f);
 int sl_prom_u64(struct sl_prom *p, const char *name, const struct sl_prom_label *labels, uint64_t v);
 int sl_prom_i64(struct sl_prom *p, const char *name, const struct sl_prom_label *labels, int64_t v);
 int sl_prom_f64(struct sl_prom *p, const char *name, const struct sl_prom_label *labels, double v);
+/* A family with a single sample and no labels: sl_prom_family, then
+ * sl_prom_u64 / sl_prom_f64. Returns what the first failing call did. */
+int sl_prom_one_u64(struct sl_prom *p, const char *name, int type, const char *help, uint64_t v);
+int sl_prom_one_f64(struct sl_prom *p, const char *name, int type, const char *help, double v);
+/* v / 10^digits written exactly, with digits (0..19) fractional digits:
+ * (12345678, 6) -> "12.345678", (5, 3) -> "0.005". For counts of small
+ * units written in the family's unit (microseconds as seconds) without the
+ * rounding of a double. digits > 19: -EINVAL. */
+int sl_prom_decimal(struct sl_prom *p, const char *name, const struct sl_prom_label *labels, uint64_t v,
+		    unsigned digits);
 
 /* A histogram of family name: nb finite buckets with upper bounds le[]
  * (ascending, in the family's unit, e.g. seconds), counts[] per bucket
@@ -88,7 +105,8 @@ void sl_prom_unrestrict(struct sl_prom *p);
  * declare: a bug the tests look for). */
 unsigned sl_prom_refused(const struct sl_prom *p);
 
-/* Write s escaped as a label value (\\, \", \n) to out. */
+/* Write s escaped as a label value (\\, \", \n; invalid UTF-8 as U+FFFD,
+ * see above) to out. */
 void sl_prom_escape(FILE *out, const char *s);
 
 #endif

@@ -9,6 +9,7 @@
 #include "stats/stats.h"
 #include "cgroup/runc_state.h"
 #include "common/log.h"
+#include "common/prom.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -265,36 +266,35 @@ struct sl_stats_prom *sl_stats_prom_get(struct sl_stats *c)
 	return p;
 }
 
-void sl_stats_write_self_metrics(struct sl_stats *c, FILE *out)
+void (sl_stats_write_self_metrics)(struct sl_stats *c, struct sl_prom *p)
 {
 	if (!c)
 		return;
-	fprintf(out,
-		"# HELP sandlens_stats_collections_total Statistics passes by result.\n"
-		"# TYPE sandlens_stats_collections_total counter\n"
-		"sandlens_stats_collections_total{result=\"ok\"} %llu\n"
-		"sandlens_stats_collections_total{result=\"failed\"} %llu\n"
-		"# HELP sandlens_stats_render_duration_seconds Rendering the last pass's Prometheus text and compressing it (gzip level 1).\n"
-		"# TYPE sandlens_stats_render_duration_seconds gauge\n"
-		"sandlens_stats_render_duration_seconds %.6f\n"
-		"# HELP sandlens_stats_exposition_bytes Size of the last pass's container families in /metrics.\n"
-		"# TYPE sandlens_stats_exposition_bytes gauge\n"
-		"sandlens_stats_exposition_bytes{encoding=\"identity\"} %llu\n"
-		"sandlens_stats_exposition_bytes{encoding=\"gzip\"} %llu\n",
-		(unsigned long long)atomic_load(&c->passes),
-		(unsigned long long)atomic_load(&c->failures),
-		(double)atomic_load(&c->render_ns) / 1e9,
-		(unsigned long long)atomic_load(&c->prom_bytes),
-		(unsigned long long)atomic_load(&c->prom_gz_bytes));
+	const char *n = "sandlens_stats_collections_total";
+	const struct sl_prom_label ok[] = {{"result", "ok"}, {NULL, NULL}};
+	const struct sl_prom_label failed[] = {{"result", "failed"}, {NULL, NULL}};
+	sl_prom_family(p, n, SL_PROM_COUNTER, "Statistics passes by result.");
+	sl_prom_u64(p, n, ok, atomic_load(&c->passes));
+	sl_prom_u64(p, n, failed, atomic_load(&c->failures));
+	n = "sandlens_stats_render_duration_seconds";
+	sl_prom_family(p, n, SL_PROM_GAUGE,
+		       "Rendering the last pass's Prometheus text and compressing it (gzip level 1).");
+	sl_prom_decimal(p, n, NULL, (atomic_load(&c->render_ns) + 500) / 1000, 6);
+	n = "sandlens_stats_exposition_bytes";
+	const struct sl_prom_label id[] = {{"encoding", "identity"}, {NULL, NULL}};
+	const struct sl_prom_label gz[] = {{"encoding", "gzip"}, {NULL, NULL}};
+	sl_prom_family(p, n, SL_PROM_GAUGE, "Size of the last pass's container families in /metrics.");
+	sl_prom_u64(p, n, id, atomic_load(&c->prom_bytes));
+	sl_prom_u64(p, n, gz, atomic_load(&c->prom_gz_bytes));
 }
 
-void sl_stats_write_metrics(struct sl_stats *c, FILE *out)
+void sl_stats_write_metrics(struct sl_stats *c, struct sl_prom *p)
 {
-	struct sl_stats_prom *p = sl_stats_prom_get(c);
-	if (p)
-		fwrite(p->text, 1, p->len, out);
-	sl_stats_prom_put(p);
-	sl_stats_write_self_metrics(c, out);
+	struct sl_stats_prom *sp = sl_stats_prom_get(c);
+	if (sp)
+		fwrite(sp->text, 1, sp->len, sl_prom_stream(p));
+	sl_stats_prom_put(sp);
+	sl_stats_write_self_metrics(c, p);
 }
 
 void sl_stats_test_lock(struct sl_stats *c) { pthread_mutex_lock(&c->mu); }

@@ -315,12 +315,19 @@ int sl_stats_collect_now(struct sl_stats *c);
  * 503 FAILED_PRECONDITION reason "disabled"). */
 int sl_stats_api_workload(struct sl_stats *c, const char *id, struct sl_stats_reply *r);
 int sl_stats_api_list(struct sl_stats *c, struct sl_stats_reply *r);
-/* Write the Prometheus families of the current snapshot and the collector's
- * own figures (a copy; /metrics uses sl_stats_prom_get instead). c NULL:
- * nothing. */
-void sl_stats_write_metrics(struct sl_stats *c, FILE *out);
-/* Only the collector's own figures (sandlens_stats_collections_total). */
-void sl_stats_write_self_metrics(struct sl_stats *c, FILE *out);
+struct sl_prom;
+/* Write the Prometheus families of the current snapshot (its pre-rendered
+ * text, copied to sl_prom_stream(p): p does not learn those families'
+ * names) and the collector's own figures (/metrics uses sl_stats_prom_get
+ * instead of this copy). c NULL: nothing. */
+void sl_stats_write_metrics(struct sl_stats *c, struct sl_prom *p);
+/* Only the collector's own figures (sandlens_stats_collections_total,
+ * sandlens_stats_render_duration_seconds, sandlens_stats_exposition_bytes). */
+void sl_stats_write_self_metrics(struct sl_stats *c, struct sl_prom *p);
+/* TRANSITIONAL: FILE * callers (common/prom_compat.h). */
+#include "common/prom_compat.h"
+void sl_stats_write_self_metrics_file(struct sl_stats *c, FILE *out);
+#define sl_stats_write_self_metrics(c, out) SL_PROM_COMPAT(sl_stats_write_self_metrics, c, out)
 /* A reference to the current snapshot's Prometheus text, lock-free (taken
  * inside an RCU read section, so the snapshot cannot be freed under it).
  * NULL when c is NULL or no pass has completed. Put it with

@@ -172,9 +172,13 @@ int sl_store_run_retention(struct sl_store *s);
 json_t *sl_store_health_json(struct sl_store *s);
 
 /* Writes the store's Prometheus families (sandlens_store_state,
- * sandlens_store_bytes, ..., docs/API.md) to out. Safe from any thread. */
-#include <stdio.h>
-void sl_store_write_metrics(struct sl_store *s, FILE *out);
+ * sandlens_store_bytes, ..., docs/API.md) through p. Safe from any thread. */
+struct sl_prom;
+void sl_store_write_metrics(struct sl_store *s, struct sl_prom *p);
+/* TRANSITIONAL: FILE * callers (common/prom_compat.h). */
+#include "common/prom_compat.h"
+void sl_store_write_metrics_file(struct sl_store *s, FILE *out);
+#define sl_store_write_metrics(s, out) SL_PROM_COMPAT(sl_store_write_metrics, s, out)
 
 /* TEST ONLY: pause != 0 parks the writer thread (after it finishes the batch
  * in hand; returns once it is parked), so that the queue fills

@@ -5,9 +5,11 @@
 #include "store/store_internal.h"
 
 #include "common/log.h"
+#include "common/prom.h"
 #include "common/timefmt.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <string.h>
@@ -236,40 +238,41 @@ json_t *sl_store_health_json(struct sl_store *s)
 	return o;
 }
 
-void sl_store_write_metrics(struct sl_store *s, FILE *out)
+/* The single-sample families, in /metrics order. */
+struct store_fam {
+	const char *name;
+	int type; /* enum sl_prom_type */
+	const char *help;
+	size_t off; /* of the uint64_t in struct sl_store_stats */
+};
+
+void (sl_store_write_metrics)(struct sl_store *s, struct sl_prom *p)
 {
+	static const struct store_fam fams[] = {
+		{"sandlens_store_unavailable_total", SL_PROM_COUNTER, "Times the event store became unavailable (deleted, replaced, read-only, immutable, full, I/O error).", offsetof(struct sl_store_stats, conditions)},
+		{"sandlens_store_batch_failures_total", SL_PROM_COUNTER, "Write transactions that failed and were kept for a retry.", offsetof(struct sl_store_stats, batch_failures)},
+		{"sandlens_store_reopens_total", SL_PROM_COUNTER, "Times the event store database was reopened or recreated.", offsetof(struct sl_store_stats, reopens)},
+		{"sandlens_store_held_rows", SL_PROM_GAUGE, "Rows of a failed batch kept in memory for a retry.", offsetof(struct sl_store_stats, held)},
+		{"sandlens_store_bytes", SL_PROM_GAUGE, "Event store size counted against store.max_bytes (pages in use plus WAL).", offsetof(struct sl_store_stats, used_bytes)},
+		{"sandlens_store_wal_bytes", SL_PROM_GAUGE, "Size of the event store's WAL file.", offsetof(struct sl_store_stats, wal_bytes)},
+	};
 	struct sl_store_stats st;
 	sl_store_get_stats(s, &st);
-	fprintf(out, "# HELP sandlens_store_state Event store state (1 for the current one): ok, degraded (unavailable, rows held in memory), failed (unavailable and dropping).\n"
-		     "# TYPE sandlens_store_state gauge\n");
-	for (int i = SL_STORE_OK; i <= SL_STORE_FAILED; i++)
-		fprintf(out, "sandlens_store_state{state=\"%s\"} %d\n", sl_store_state_name(i),
-			s && st.state == i);
-	fprintf(out, "# HELP sandlens_store_unavailable_total Times the event store became unavailable (deleted, replaced, read-only, immutable, full, I/O error).\n"
-		     "# TYPE sandlens_store_unavailable_total counter\n"
-		     "sandlens_store_unavailable_total %llu\n"
-		     "# HELP sandlens_store_batch_failures_total Write transactions that failed and were kept for a retry.\n"
-		     "# TYPE sandlens_store_batch_failures_total counter\n"
-		     "sandlens_store_batch_failures_total %llu\n"
-		     "# HELP sandlens_store_reopens_total Times the event store database was reopened or recreated.\n"
-		     "# TYPE sandlens_store_reopens_total counter\n"
-		     "sandlens_store_reopens_total %llu\n"
-		     "# HELP sandlens_store_held_rows Rows of a failed batch kept in memory for a retry.\n"
-		     "# TYPE sandlens_store_held_rows gauge\n"
-		     "sandlens_store_held_rows %llu\n"
-		     "# HELP sandlens_store_bytes Event store size counted against store.max_bytes (pages in use plus WAL).\n"
-		     "# TYPE sandlens_store_bytes gauge\n"
-		     "sandlens_store_bytes %llu\n"
-		     "# HELP sandlens_store_wal_bytes Size of the event store's WAL file.\n"
-		     "# TYPE sandlens_store_wal_bytes gauge\n"
-		     "sandlens_store_wal_bytes %llu\n"
-		     "# HELP sandlens_store_retention_deleted_total Rows deleted by retention, by limit.\n"
-		     "# TYPE sandlens_store_retention_deleted_total counter\n"
-		     "sandlens_store_retention_deleted_total{limit=\"bytes\"} %llu\n"
-		     "sandlens_store_retention_deleted_total{limit=\"age_or_rows\"} %llu\n",
-		(unsigned long long)st.conditions, (unsigned long long)st.batch_failures,
-		(unsigned long long)st.reopens, (unsigned long long)st.held,
-		(unsigned long long)st.used_bytes, (unsigned long long)st.wal_bytes,
-		(unsigned long long)st.retention_deleted_bytes,
-		(unsigned long long)(st.retention_deleted - st.retention_deleted_bytes));
+
+	const char *n = "sandlens_store_state";
+	sl_prom_family(p, n, SL_PROM_GAUGE,
+		       "Event store state (1 for the current one): ok, degraded (unavailable, rows held in memory), failed (unavailable and dropping).");
+	for (int i = SL_STORE_OK; i <= SL_STORE_FAILED; i++) {
+		const struct sl_prom_label l[] = {{"state", sl_store_state_name(i)}, {NULL, NULL}};
+		sl_prom_u64(p, n, l, s && st.state == i);
+	}
+	for (size_t k = 0; k < sizeof(fams) / sizeof(fams[0]); k++)
+		sl_prom_one_u64(p, fams[k].name, fams[k].type, fams[k].help,
+				*(const uint64_t *)((const char *)&st + fams[k].off));
+	n = "sandlens_store_retention_deleted_total";
+	sl_prom_family(p, n, SL_PROM_COUNTER, "Rows deleted by retention, by limit.");
+	const struct sl_prom_label lb[] = {{"limit", "bytes"}, {NULL, NULL}};
+	const struct sl_prom_label la[] = {{"limit", "age_or_rows"}, {NULL, NULL}};
+	sl_prom_u64(p, n, lb, st.retention_deleted_bytes);
+	sl_prom_u64(p, n, la, st.retention_deleted - st.retention_deleted_bytes);
 }

@@ -436,6 +436,21 @@ static int has_line(const char *text, const char *line)
 	return 0;
 }
 
+/* `promtool check metrics` accepts the text, when promtool is installed. */
+static void promtool_ok(const struct sl_stats_prom *pr)
+{
+	if (access("/usr/bin/promtool", X_OK) != 0)
+		return;
+	char path[400], cmd[600];
+	snprintf(path, sizeof(path), "%s/metrics.txt", root);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fwrite(pr->text, 1, pr->len, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < '%s'", path);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_prom(void **state)
 {
 	(void)state;
@@ -471,36 +486,36 @@ static void test_prom(void **state)
 	assert_null(strstr(p + 1, "# TYPE container_memory_rss gauge"));
 	free(t);
 
-	/* promtool, when installed */
-	if (access("/usr/bin/promtool", X_OK) == 0) {
-		char path[400], cmd[600];
-		snprintf(path, sizeof(path), "%s/metrics.txt", root);
-		FILE *f = fopen(path, "w");
-		assert_non_null(f);
-		fwrite(s->prom->text, 1, s->prom->len, f);
-		fclose(f);
-		snprintf(cmd, sizeof(cmd), "promtool check metrics < '%s'", path);
-		assert_int_equal(system(cmd), 0);
-	}
+	promtool_ok(s->prom);
 	sl_stats_snap_free(s);
 }
 
-/* Label values are escaped. */
+/* Label values are escaped; a cgroup path is outside input (a container can
+ * name its own cgroups, with any byte but '/' and NUL): invalid UTF-8 is
+ * written as U+FFFD, or Prometheus would refuse the whole scrape. */
 static void test_prom_escape(void **state)
 {
 	(void)state;
 	struct sl_stats_snap s;
-	struct sl_stats_ctr c;
+	struct sl_stats_ctr c[2];
 	memset(&s, 0, sizeof(s));
-	memset(&c, 0, sizeof(c));
-	snprintf(c.id, sizeof(c.id), "x");
-	snprintf(c.path, sizeof(c.path), "/we\"ird\\path");
-	c.st.pids.known = SL_PIDS_CURRENT;
-	c.st.pids.current = 4;
-	s.ctr = &c;
-	s.nctr = 1;
+	memset(c, 0, sizeof(c));
+	snprintf(c[0].id, sizeof(c[0].id), "x");
+	snprintf(c[0].path, sizeof(c[0].path), "/we\"ird\\path");
+	snprintf(c[1].id, sizeof(c[1].id), "y\"");
+	snprintf(c[1].path, sizeof(c[1].path), "/evil\xff\xfe\n} 1\nfake 2/\xe2\x82");
+	for (int i = 0; i < 2; i++) {
+		c[i].st.pids.known = SL_PIDS_CURRENT;
+		c[i].st.pids.current = 4;
+	}
+	s.ctr = c;
+	s.nctr = 2;
 	assert_int_equal(sl_stats_render_prom(&s, 0), 0);
 	assert_non_null(strstr(s.prom->text, "container_threads{id=\"/we\\\"ird\\\\path\"} 4\n"));
+	assert_non_null(strstr(s.prom->text, "container_threads{id=\"/evil\xef\xbf\xbd\xef\xbf\xbd\\n} 1\\nfake 2/"
+					     "\xef\xbf\xbd\xef\xbf\xbd\"} 4\n"));
+	assert_non_null(strstr(s.prom->text, ",container_id=\"y\\\"\","));
+	promtool_ok(s.prom);
 	sl_stats_prom_put(s.prom);
 }
 

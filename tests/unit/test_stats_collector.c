@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/prom.h"
 #include "stats/stats.h"
 
 #define POD "0a1b2c3d-1111-2222-3333-444455556666"
@@ -86,13 +87,25 @@ struct call {
 	atomic_int done;
 };
 
+/* What sl_stats_write_metrics writes through a writer (malloc'd text). */
+static char *metrics_text(struct sl_stats *c, size_t *len)
+{
+	char *m = NULL;
+	FILE *f = open_memstream(&m, len);
+	assert_non_null(f);
+	struct sl_prom *p = sl_prom_new(f);
+	assert_non_null(p);
+	sl_stats_write_metrics(c, p);
+	sl_prom_free(p);
+	fclose(f);
+	return m;
+}
+
 static void *handler_thread(void *arg)
 {
 	struct call *k = arg;
 	sl_stats_api_workload(k->c, POD, &k->r);
-	FILE *f = open_memstream(&k->metrics, &k->mlen);
-	sl_stats_write_metrics(k->c, f);
-	fclose(f);
+	k->metrics = metrics_text(k->c, &k->mlen);
 	atomic_store(&k->done, 1);
 	return NULL;
 }
@@ -168,12 +181,8 @@ static void *reader_thread(void *arg)
 		free(r.body);
 		sl_stats_api_list(rd->c, &r);
 		free(r.body);
-		char *m = NULL;
 		size_t ml = 0;
-		FILE *f = open_memstream(&m, &ml);
-		sl_stats_write_metrics(rd->c, f);
-		fclose(f);
-		free(m);
+		free(metrics_text(rd->c, &ml));
 		rd->answers++;
 	}
 	return NULL;
@@ -183,11 +192,8 @@ static void *reader_thread(void *arg)
 static long collections_ok(struct sl_stats *c)
 {
 	static const char key[] = "sandlens_stats_collections_total{result=\"ok\"} ";
-	char *m = NULL;
 	size_t ml = 0;
-	FILE *f = open_memstream(&m, &ml);
-	sl_stats_write_metrics(c, f);
-	fclose(f);
+	char *m = metrics_text(c, &ml);
 	const char *p = strstr(m, key);
 	long n = p ? atol(p + strlen(key)) : -1;
 	free(m);
