@@ -35,7 +35,8 @@ struct sl_agent {
 	struct sl_config cfg;
 	struct sl_store *store;
 	struct sl_attr_cache *attr; /* NULL when attribution is off */
-	struct sl_runc_index *runc; /* plain runc containers; NULL when attribution is off */
+	struct sl_runc_index *runc; /* plain runc containers: the one index (thread-safe), shared by the
+				     * pipeline, the stats collector and task targets */
 	struct sl_stats *stats;     /* workload statistics collector (src/stats); NULL when stats are off */
 	struct sl_tasks *tasks;     /* on-demand task executor (src/task); NULL when tasks are off */
 	struct sl_pressure_rt *pressure; /* self-protection (pressure_rt.h); NULL when off */

@@ -221,6 +221,8 @@ static void setup_cgroups(struct sl_agent *a)
 	sl_info(MOD, "cgroup v2 at %s (root id %llu); v1 %s at %s (hierarchy %d)",
 		a->mounts.v2[0] ? a->mounts.v2 : "(none)", (unsigned long long)a->mounts.v2_root_id, ctrl,
 		a->mounts.v1[0] ? a->mounts.v1 : "(none)", a->mounts.v1_hierarchy_id);
+	/* the one runc index: pipeline, statistics collector and task targets */
+	a->runc = sl_runc_index_new(a->cfg.attribution.runc_root);
 	if (a->cfg.attribution.enabled) {
 		struct sl_attr_cache_config cc = {
 			.capacity = a->cfg.attribution.cache_size,
@@ -229,7 +231,6 @@ static void setup_cgroups(struct sl_agent *a)
 			.rewalk_interval_ns = 1000000000ull,
 		};
 		a->attr = sl_attr_cache_new(&cc, &a->mounts);
-		a->runc = sl_runc_index_new(a->cfg.attribution.runc_root);
 		if (!a->attr)
 			sl_warn(MOD, "attribution cache could not be created; events carry cgroup ids only");
 	} else {
@@ -508,6 +509,8 @@ int main(int argc, char **argv)
 		};
 		_Static_assert(sizeof(stc.runc_root) == sizeof(a->cfg.attribution.runc_root), "runc_root");
 		memcpy(stc.runc_root, a->cfg.attribution.runc_root, sizeof(stc.runc_root));
+		stc.runc = a->runc;
+		stc.cg_mounts = &a->mounts;
 		a->stats = sl_stats_new(&stc);
 		if (!a->stats || sl_stats_start(a->stats)) {
 			sl_warn(MOD, "statistics collector could not start; stats answers 503");

@@ -710,7 +710,6 @@ static int sched_init(struct sl_module *m)
 	const struct sl_sched_cfg *cfg = sl_module_cfg(m);
 	struct sched_priv *sp = calloc(1, sizeof(*sp));
 	struct sched_bpf *s;
-	struct sl_cg_mounts cm;
 	int err;
 
 	if (!sp)
@@ -728,10 +727,9 @@ static int sched_init(struct sl_module *m)
 	sp->pcpu_pair = calloc((size_t)sp->ncpus, sizeof(*sp->pcpu_pair));
 	if (!sp->pcpu || !sp->pcpu_pair)
 		return -ENOMEM;
-	if (!sl_cg_mounts_discover("/proc/self/mountinfo", "cpu", &cm))
-		snprintf(sp->cpu_v1, sizeof(sp->cpu_v1), "%s", cm.v1);
-	if (!sl_cg_mounts_discover("/proc/self/mountinfo", "cpuacct", &cm))
-		snprintf(sp->cpuacct_v1, sizeof(sp->cpuacct_v1), "%s", cm.v1);
+	/* the agent's one mount discovery */
+	snprintf(sp->cpu_v1, sizeof(sp->cpu_v1), "%s", sl_module_mounts(m)->v1_ctrl[SL_CG_CPU]);
+	snprintf(sp->cpuacct_v1, sizeof(sp->cpuacct_v1), "%s", sl_module_mounts(m)->v1_ctrl[SL_CG_CPUACCT]);
 
 	s = sp->skel = sched_bpf__open();
 	if (!s) {
