@@ -46,8 +46,13 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRCS))
 DEPFLAGS = -MMD -MP -MF $@.d -MT $@
 
 .SECONDARY:
-.PHONY: all deps run test check unit integration clean bench proto fuzz
-all: $(B)/sandlensd $(B)/sandlens $(UNIT_BINS) $(HELPER_BINS)
+.PHONY: all deps run test check unit integration clean bench proto fuzz check-names
+all: check-names $(B)/sandlensd $(B)/sandlens $(UNIT_BINS) $(HELPER_BINS)
+
+# The module contract: no file outside a module's own and the registry
+# names a module (src/agent/module.h).
+check-names:
+	@tests/check-module-names.sh
 
 deps:
 	@scripts/install-deps.sh

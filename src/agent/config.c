@@ -92,7 +92,7 @@ static const struct key keys[] = {
 
 static void agent_defaults(struct sl_config *c)
 {
-	memset(c, 0, offsetof(struct sl_config, nmods));
+	memset(c, 0, offsetof(struct sl_config, mod_store)); /* padding too (configs are compared) */
 	c->log_level = SL_LOG_INFO;
 	snprintf(c->tracefs, sizeof(c->tracefs), "/sys/kernel/tracing");
 	c->tick_ms = 1000;

@@ -33,18 +33,28 @@
  *
  * Changes against the first draft (module_contract.h), as landed:
  *   - the registry is declared here (sl_registry, sl_registry_count);
- *   - SL_MAX_MODULES, SL_MAX_KINDS bound the registry;
- *   - struct sl_module_config.check gets the module name's prefix already
- *     (errors are "<module>.<key>: <reason>" as before);
- *   - SL_CFG_STRLIST defaults are items separated by '\n';
- *   - sl_view_param: views get the parameters already checked (no empty
- *     value, no repeat, only declared names); *status defaults to 200;
- *   - common fields: see SL_COMMON_FIELDS in src/agent/kinds.h for the
- *     exact list and types (the schema route serves it);
- *   - the netns subject: resolved through a task of that netns when the
- *     module passes one in sl_subject.task, else "host";
- *   - sl_module_mounts returns the discovered mounts only (the runc index
- *     stays the agent's: attribution uses it inside resolve_*).
+ *     SL_MAX_MODULES (16) and SL_MAX_KINDS (128) bound it;
+ *   - a module's config struct lives inside struct sl_config (mod_store,
+ *     SL_CFG_MODULE_MAX bytes each; src/agent/config.h), not allocated:
+ *     m->cfg points there, a config can be copied and is never freed;
+ *   - views get parameters already checked (declared names only, no empty
+ *     value, no repeat); *status is 200 on entry; the agent answers 503
+ *     itself when the module is not running;
+ *   - the netns subject is attributed through sl_subject.task when the
+ *     module passes a task of that netns, else to "host";
+ *   - common fields: the list with types is sl_common_fields
+ *     (src/agent/kinds.h); a module field may not reuse one the pipeline
+ *     always sets (id, time, type, severity, subject_kind, pid, ppid,
+ *     cgroup_id, cgroup_hierarchy, container_id, pod_uid, runtime, qos);
+ *     comm, cpu, device, netns_inode set by the module win;
+ *   - admin fields (SL_FF_ADMIN) are withheld from readers as
+ *     "<field>_withheld": true (exec: argv_withheld, as before);
+ *   - new: ops.tick_is_metrics (pressure step 1 thins that tick out), and
+ *     the services sl_module_attribution, sl_module_cgroup_path;
+ *   - sl_module_mounts returns an empty set (v1_hierarchy_id -1) for a
+ *     module without an agent (unit tests); the runc index stays the
+ *     agent's (attribution uses it inside resolve_*);
+ *   - the writer lifts a restriction with sl_prom_unrestrict (prom.h).
  *
  * Threads: init, tick, destroy, set_rate_shift and ring buffer callbacks run
  * on the poll-loop thread. write_metrics, write_drops, views and

@@ -38,7 +38,7 @@ extern const struct sl_prom_family sl_sched_families[SL_SCHED_NFAMILIES];
 extern const struct sl_hook_decl sl_sched_hooks[SL_SCHED_NHOOKS];
 
 /* Pressure step 2: the sched_delay token bucket's rate and burst become
- * >> shift (min 1), same contract as sl_proc_set_rate_shift (0..8; 0 = as
+ * >> shift (min 1), same contract as ops->set_rate_shift (0..8; 0 = as
  * configured; sched.delay_rate 0 stays unlimited). Returns 0, -EINVAL for a
  * shift above 8 or a module that is not running. */
 int sl_sched_set_rate_shift(struct sl_module *m, unsigned shift);

@@ -1,6 +1,6 @@
 /* Runqueue-latency histogram math (pure functions, unit-tested in
  * tests/unit/test_sched_hist.c). The slot layout is the kernel's
- * (include/sandlens/proc.h, SL_SCHED_SLOTS): slot 0 = wait <= 1 us,
+ * (include/sandlens/sched.h, SL_SCHED_SLOTS): slot 0 = wait <= 1 us,
  * slot k in 1..20 = (2^(k-1) us, 2^k us], slot 21 = > 2^20 us (1.048576 s).
  * Upper bounds are inclusive, so slot k's bound is Prometheus' `le`. */
 #ifndef SANDLENS_MODULES_SCHED_HIST_H

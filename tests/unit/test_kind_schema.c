@@ -1,0 +1,216 @@
+/* Each decoder's JSON output against its kind's declared schema (module
+ * contract: struct sl_event_kind.fields): every field emitted is declared
+ * with the right JSON type, every declared non-optional field is present.
+ * Every kind of the registry must have a case here. Also the kind table
+ * itself (sl_kinds_build over the registry: unique names, DETAILS checked)
+ * and the schema route's body. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "agent/kinds.h"
+#include "modules/proc.h"
+#include "modules/sched.h"
+
+static int type_ok(int t, const json_t *v)
+{
+	switch (t) {
+	case SL_FT_INT: return json_is_integer(v);
+	case SL_FT_UINT: return json_is_integer(v) && json_integer_value(v) >= 0;
+	case SL_FT_REAL: return json_is_number(v);
+	case SL_FT_BOOL: return json_is_boolean(v);
+	case SL_FT_STR: return json_is_string(v);
+	case SL_FT_OBJ: return json_is_object(v);
+	case SL_FT_ARRAY: return json_is_array(v);
+	}
+	return 0;
+}
+
+/* fields against kind name; *present gets which declared fields were there */
+static void check(const struct sl_kinds *ks, const char *name, json_t *o, unsigned *present)
+{
+	int i = sl_kinds_find(ks, name);
+	const char *key;
+	json_t *v;
+
+	if (i < 0)
+		fail_msg("no kind '%s'", name);
+	assert_non_null(o);
+	const struct sl_event_kind *k = ks->e[i].k;
+	json_object_foreach(o, key, v)
+	{
+		unsigned f;
+		for (f = 0; f < k->nfields && strcmp(k->fields[f].name, key); f++)
+			;
+		if (f == k->nfields)
+			fail_msg("%s: field '%s' emitted but not declared", name, key);
+		if (!type_ok(k->fields[f].type, v))
+			fail_msg("%s: field '%s' is not a JSON %s", name, key, sl_field_type_name(k->fields[f].type));
+		*present |= 1u << f;
+	}
+	for (unsigned f = 0; f < k->nfields; f++)
+		if (!(k->fields[f].flags & SL_FF_OPTIONAL) && !(*present & (1u << f)))
+			fail_msg("%s: declared field '%s' missing", name, k->fields[f].name);
+	json_decref(o);
+}
+
+static struct sl_task_id task(uint32_t pid, const char *comm)
+{
+	struct sl_task_id t = {.pid = pid, .tid = pid, .ppid = 1, .cgroup_id = 42};
+	snprintf(t.comm, sizeof(t.comm), "%s", comm);
+	return t;
+}
+
+static void decoders_match_schema(void **state)
+{
+	(void)state;
+	struct sl_kinds ks;
+	char err[256];
+	static const char *done[SL_MAX_KINDS];
+	size_t nd = 0;
+	unsigned present;
+
+	assert_int_equal(sl_kinds_build(&ks, sl_registry, sl_registry_count, NULL, err, sizeof(err)), 0);
+
+	{ /* exec, with a redacted argument (the optional args_redacted) */
+		static struct sl_exec_event e;
+		static const char pat[1][64] = {"password="};
+		memset(&e, 0, sizeof(e));
+		e.hdr.type = SL_EV_EXEC;
+		e.task = task(10, "sh");
+		snprintf(e.filename, sizeof(e.filename), "/bin/sh");
+		memcpy(e.argv, "sh\0password=x\0", 15);
+		e.argv_len = 15;
+		e.truncated_count = 2;
+		present = 0;
+		check(&ks, "exec", sl_proc_exec_fields_redact(&e, sizeof(e), pat, 1), &present);
+		present = 0;
+		check(&ks, "exec", sl_proc_exec_fields(&e, sizeof(e)), &present);
+		done[nd++] = "exec";
+	}
+	{
+		struct sl_exit_event e = {.hdr.type = SL_EV_EXIT, .exit_code = -1, .signal = 9, .lifetime_ns = 5};
+		e.task = task(11, "x");
+		present = 0;
+		check(&ks, "exit", sl_proc_exit_fields(&e, sizeof(e)), &present);
+		done[nd++] = "exit";
+	}
+	{
+		struct sl_signal_event e = {.hdr.type = SL_EV_SIGNAL, .signal = 11, .si_code = -6};
+		e.sender = task(12, "kill");
+		e.target = task(13, "victim");
+		present = 0;
+		check(&ks, "signal", sl_proc_signal_fields(NULL, &e, sizeof(e)), &present);
+		done[nd++] = "signal";
+	}
+	{ /* memcg (with the optional limit) and global */
+		struct sl_oom_event e = {.hdr.type = SL_EV_OOM, .constraint = SL_OOM_MEMCG, .memcg_limit_bytes = 1 << 25};
+		e.actor = task(14, "hog");
+		e.victim = task(14, "hog");
+		present = 0;
+		check(&ks, "oom", sl_proc_oom_fields(NULL, &e, sizeof(e)), &present);
+		e.constraint = SL_OOM_GLOBAL;
+		present = 0;
+		check(&ks, "oom", sl_proc_oom_fields(NULL, &e, sizeof(e)), &present);
+		done[nd++] = "oom";
+	}
+	{
+		struct sl_sched_delay_event e = {.hdr.type = SL_EV_SCHED_DELAY, .hdr.cpu = 1, .wait_ns = 2000000};
+		e.task = task(15, "spin");
+		e.neighbour = task(16, "other");
+		present = 0;
+		check(&ks, "sched_delay", sl_sched_delay_fields(NULL, &e, sizeof(e)), &present);
+		done[nd++] = "sched_delay";
+	}
+	/* every kind of the registry has a case above */
+	for (unsigned i = 0; i < ks.n; i++) {
+		size_t j;
+		for (j = 0; j < nd && strcmp(done[j], ks.e[i].k->name); j++)
+			;
+		if (j == nd)
+			fail_msg("kind '%s' (module %s) has no decoder case in test_kind_schema", ks.e[i].k->name,
+				 ks.e[i].mod->name);
+	}
+}
+
+/* The start-up checks refuse what they should. */
+static const struct sl_field f_ok[] = {{"a", SL_FT_UINT, 0, "a"}};
+static const struct sl_field f_common[] = {{"container_id", SL_FT_STR, 0, "clash"}};
+static const struct sl_event_kind k_ok[] = {{"k_one", SL_SEV_INFO, NULL, f_ok, 1, "{a} {comm}", "doc"}};
+static const struct sl_event_kind k_dup[] = {{"exec", SL_SEV_INFO, NULL, f_ok, 1, "{a}", "doc"}};
+static const struct sl_event_kind k_badtpl[] = {{"k_two", SL_SEV_INFO, NULL, f_ok, 1, "{nope}", "doc"}};
+static const struct sl_event_kind k_unterm[] = {{"k_three", SL_SEV_INFO, NULL, f_ok, 1, "{a", "doc"}};
+static const struct sl_event_kind k_common[] = {{"k_four", SL_SEV_INFO, NULL, f_common, 1, "x", "doc"}};
+static const struct sl_event_kind k_name[] = {{"Bad-Name", SL_SEV_INFO, NULL, f_ok, 1, "x", "doc"}};
+
+static void build_checks(void **state)
+{
+	(void)state;
+	struct sl_kinds ks;
+	char err[256];
+	const struct sl_event_kind *cases[] = {k_dup, k_badtpl, k_unterm, k_common, k_name};
+	const char *want[] = {"already used by module proc", "unknown field 'nope'", "DETAILS template",
+			      "common field", "name is not"};
+	struct sl_module_ops t = {.name = "t", .kinds = k_ok, .nkinds = 1};
+	const struct sl_module_ops *list[2] = {&sl_proc_module, &t};
+	unsigned base[2];
+
+	assert_int_equal(sl_kinds_build(&ks, list, 2, base, err, sizeof(err)), 0);
+	assert_int_equal(base[1], SL_PROC_NKINDS);
+	assert_int_equal(sl_kinds_find(&ks, "k_one"), SL_PROC_NKINDS);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		t.kinds = cases[i];
+		err[0] = 0;
+		assert_int_equal(sl_kinds_build(&ks, list, 2, base, err, sizeof(err)), -1);
+		if (!strstr(err, want[i]))
+			fail_msg("case %zu: '%s' lacks '%s'", i, err, want[i]);
+	}
+}
+
+static void schema_body(void **state)
+{
+	(void)state;
+	struct sl_kinds ks;
+	char err[256];
+	assert_int_equal(sl_kinds_build(&ks, sl_registry, sl_registry_count, NULL, err, sizeof(err)), 0);
+	json_t *s = sl_kinds_schema_json(&ks);
+	assert_non_null(s);
+	json_t *kinds = json_object_get(s, "kinds");
+	assert_int_equal(json_array_size(kinds), ks.n);
+	json_t *exec = NULL, *k;
+	size_t i;
+	json_array_foreach(kinds, i, k) if (!strcmp(json_string_value(json_object_get(k, "name")), "exec")) exec = k;
+	assert_non_null(exec);
+	assert_string_equal(json_string_value(json_object_get(exec, "module")), "proc");
+	assert_string_equal(json_string_value(json_object_get(exec, "severity")), "info");
+	json_t *f, *argv = NULL;
+	json_array_foreach(json_object_get(exec, "fields"), i, f) if (!strcmp(json_string_value(json_object_get(f, "name")), "argv")) argv = f;
+	assert_non_null(argv);
+	assert_string_equal(json_string_value(json_object_get(argv, "type")), "array");
+	assert_true(json_is_true(json_object_get(argv, "admin")));
+	assert_true(json_array_size(json_object_get(s, "common_fields")) == sl_ncommon_fields);
+	/* withholding removes exactly the admin fields */
+	json_t *evs = json_pack("[{s:s,s:[s],s:s},{s:s,s:i}]", "type", "exec", "argv", "a", "filename", "/a", "type",
+				"exit", "exit_code", 1);
+	assert_int_equal(sl_kinds_withhold(&ks, evs), 1);
+	assert_null(json_object_get(json_array_get(evs, 0), "argv"));
+	assert_true(json_is_true(json_object_get(json_array_get(evs, 0), "argv_withheld")));
+	assert_non_null(json_object_get(json_array_get(evs, 0), "filename"));
+	json_decref(evs);
+	json_decref(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(decoders_match_schema),
+		cmocka_unit_test(build_checks),
+		cmocka_unit_test(schema_body),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
