@@ -1,7 +1,7 @@
 /* Task commands of the CLI (tasks.h): dispatch, running a task through its
  * follow stream, `sandlens tasks`, `sandlens syscall-errors`. */
 #include "cli/tasks.h"
-#include "agent/config.h"
+#include "common/units.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "agent/config.h"
+#include "common/units.h"
 #include "modules/sched.h"
 
 static void test_delay_fields(void **state)
