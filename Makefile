@@ -31,7 +31,7 @@ SKELS := $(patsubst bpf/%.bpf.c,$(B)/skel/%.skel.h,$(BPF_SRCS))
 # libslcommon.a. Everything else but the mains: libsandlens.a.
 COMMON_SRCS := $(wildcard src/common/*.c)
 COMMON_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(COMMON_SRCS))
-LIB_SRCS := $(wildcard src/cgroup/*.c src/pipeline/*.c src/store/*.c \
+LIB_SRCS := $(wildcard src/cgroup/*.c src/store/*.c \
 	src/modules/*.c src/api/*.c src/stats/*.c src/profile/*.c src/task/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c))
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS := $(wildcard src/cli/*.c)
@@ -106,8 +106,9 @@ FUZZ_SRCS_cgpath := src/cgroup/cgpath.c
 FUZZ_SRCS_cgstat := $(wildcard src/cgroup/cgstat*.c)
 FUZZ_SRCS_mounts := src/cgroup/mounts.c
 FUZZ_SRCS_runc_state := src/cgroup/runc_state.c
-FUZZ_SRCS_config := src/agent/config.c src/common/units.c src/common/log.c src/common/json.c src/modules/proc_redact.c
-FUZZ_SRCS_api_params := src/api/api_params.c src/common/timefmt.c src/agent/evkind.c
+FUZZ_SRCS_config := src/agent/config.c src/common/units.c src/common/log.c src/common/json.c src/modules/proc_redact.c \
+	src/modules/proc_decl.c src/modules/sched_decl.c
+FUZZ_SRCS_api_params := src/api/api_params.c src/common/timefmt.c
 FUZZ_SRCS_task_spec := src/task/spec.c
 FUZZ_SRCS_maps := src/profile/symbolize_maps.c
 FUZZ_SRCS_kallsyms := src/profile/symbolize_kallsyms.c

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The names check (issue 9 item 1, src/agent/module_contract.h): no file
+# The names check (issue 9 item 1, src/agent/module.h): no file
 # outside a module's own files names the module.
 #
 #   tests/check-module-names.sh [--root DIR] [--build DIR]

@@ -1,8 +1,9 @@
-/* YAML configuration: libyaml document API, a table of known keys. */
+/* YAML configuration: libyaml document API, a table of the agent's own
+ * keys, and each module's declared section (src/agent/module.h). */
 #include "agent/config.h"
+#include "agent/module.h"
 #include "common/log.h"
 #include "common/units.h"
-#include "modules/proc_redact.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -14,7 +15,7 @@
 #include <string.h>
 #include <yaml.h>
 
-enum kind { K_STR, K_BOOL, K_UINT, K_DURATION, K_BYTES, K_LOGLEVEL, K_DURATION_NS, K_V1_CONTROLLER, K_REDACT, K_RATIO };
+enum kind { K_STR, K_BOOL, K_UINT, K_DURATION, K_BYTES, K_LOGLEVEL, K_DURATION_NS, K_V1_CONTROLLER, K_STRLIST, K_RATIO, K_TICK };
 
 /* attribution.v1_controller: the cgroup v1 controllers of the kernel
  * (cgroup_subsys_id, "blkio" being io_cgrp_id), docs/CONFIG.md. A fixed list,
@@ -37,7 +38,7 @@ struct key {
 static const struct key keys[] = {
 	{"log_level", K_LOGLEVEL, F(log_level), 0, 0},
 	{"tracefs", K_STR, F(tracefs), 0, 0},
-	{"tick_interval", K_DURATION, F(tick_ms), 1, 3600},
+	{"tick_interval", K_TICK, F(tick_ms), 1, 3600},
 	{"store.path", K_STR, F(store.path), 0, 0},
 	{"store.max_age", K_DURATION, F(store.max_age_s), 0, UINT32_MAX},
 	{"store.max_rows", K_UINT, F(store.max_rows), 0, UINT32_MAX},
@@ -57,24 +58,6 @@ static const struct key keys[] = {
 	{"attribution.negative_ttl", K_DURATION, F(attribution.negative_ttl_s), 1, 86400},
 	{"attribution.v1_controller", K_V1_CONTROLLER, F(attribution.v1_controller), 0, 0},
 	{"attribution.runc_root", K_STR, F(attribution.runc_root), 0, 0},
-	{"proc.enabled", K_BOOL, F(proc.enabled), 0, 0},
-	{"proc.exec_rate", K_UINT, F(proc.exec_rate), 0, 1000000},
-	{"proc.exec_burst", K_UINT, F(proc.exec_burst), 1, 1000000},
-	{"proc.exec_buckets", K_UINT, F(proc.exec_buckets), 64, 1u << 20},
-	{"proc.ringbuf_size", K_BYTES, F(proc.ringbuf_bytes), 4096, 1u << 30},
-	{"proc.fatal_signals_only", K_BOOL, F(proc.fatal_signals_only), 0, 0},
-	{"proc.exit_rate", K_UINT, F(proc.exit_rate), 0, 1000000},
-	{"proc.exit_burst", K_UINT, F(proc.exit_burst), 1, 1000000},
-	{"proc.redact_args", K_REDACT, F(proc.redact), 0, 0},
-	{"sched.enabled", K_BOOL, F(sched.enabled), 0, 0},
-	{"sched.watch", K_STR, F(sched.watch), 0, 0},
-	{"sched.delay_threshold", K_DURATION_NS, F(sched.delay_threshold_ns), 1000, 60000000000ull},
-	{"sched.delay_rate", K_UINT, F(sched.delay_rate), 0, 1000000},
-	{"sched.delay_burst", K_UINT, F(sched.delay_burst), 1, 1000000},
-	{"sched.max_cgroups", K_UINT, F(sched.max_cgroups), 16, 1u << 20},
-	{"sched.max_neighbour_pairs", K_UINT, F(sched.max_neighbour_pairs), 16, 1u << 22},
-	{"sched.max_containers", K_UINT, F(sched.max_containers), 1, 1u << 16},
-	{"sched.ringbuf_size", K_BYTES, F(sched.ringbuf_bytes), 4096, 1u << 30},
 	{"stats.enabled", K_BOOL, F(stats.enabled), 0, 0},
 	{"stats.interval", K_DURATION_NS, F(stats.interval_ns), 100000000ull, 3600000000000ull},
 	{"stats.max_containers", K_UINT, F(stats.max_containers), 1, 1u << 20},
@@ -108,9 +91,9 @@ static const struct key keys[] = {
 };
 #undef F
 
-void sl_config_defaults(struct sl_config *c)
+static void agent_defaults(struct sl_config *c)
 {
-	memset(c, 0, sizeof(*c));
+	memset(c, 0, offsetof(struct sl_config, nmods));
 	c->log_level = SL_LOG_INFO;
 	snprintf(c->tracefs, sizeof(c->tracefs), "/sys/kernel/tracing");
 	c->tick_ms = 1000;
@@ -133,28 +116,6 @@ void sl_config_defaults(struct sl_config *c)
 	c->attribution.negative_ttl_s = 30;
 	snprintf(c->attribution.v1_controller, sizeof(c->attribution.v1_controller), "memory");
 	snprintf(c->attribution.runc_root, sizeof(c->attribution.runc_root), "/run/runc");
-	c->proc.enabled = 1;
-	c->proc.exec_rate = 50;
-	c->proc.exec_burst = 100;
-	c->proc.exec_buckets = 16384;
-	c->proc.ringbuf_bytes = 4u << 20;
-	c->proc.fatal_signals_only = 1;
-	c->proc.exit_rate = 50;
-	c->proc.exit_burst = 100;
-	{
-		static const char *const redact[] = {SL_REDACT_DEFAULTS};
-		for (size_t i = 0; i < sizeof(redact) / sizeof(redact[0]) && i < SL_REDACT_MAX; i++)
-			snprintf(c->proc.redact[c->proc.nredact++], SL_REDACT_LEN, "%s", redact[i]);
-	}
-	c->sched.enabled = 1;
-	snprintf(c->sched.watch, sizeof(c->sched.watch), "all");
-	c->sched.delay_threshold_ns = 1000000;
-	c->sched.delay_rate = 10;
-	c->sched.delay_burst = 20;
-	c->sched.max_cgroups = 1024;
-	c->sched.max_neighbour_pairs = 4096;
-	c->sched.max_containers = 256;
-	c->sched.ringbuf_bytes = 256u << 10;
 	c->stats.enabled = 1;
 	c->stats.interval_ns = 5000000000ull;
 	c->stats.max_containers = 4096;
@@ -199,16 +160,43 @@ static int parse_u64(const char *s, uint64_t *out, const char **rest)
 	return 0;
 }
 
-static int set_value(struct sl_config *c, const struct key *k, const char *v, char *err,
-		     size_t errlen)
+/* "<digits><suffix>" with suffix from a table of (suffix, multiplier). */
+struct unit {
+	const char *sfx;
+	uint64_t mul;
+};
+
+#define NUNITS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* v in the key's unit for a range message. */
+static const char *fmt_unit(enum kind kind, uint64_t v, char *buf, size_t len)
 {
-	char *dst = (char *)c + k->off;
+	switch (kind) {
+	case K_DURATION_NS: return sl_cfg_fmt_ns(v, buf, len);
+	case K_DURATION:
+	case K_TICK: return sl_cfg_fmt_s(v, buf, len);
+	case K_BYTES: return sl_cfg_fmt_bytes(v, buf, len);
+	default: snprintf(buf, len, "%llu", (unsigned long long)v); return buf;
+	}
+}
+
+static int range_error(const struct key *k, const char *v, char *err, size_t errlen)
+{
+	char lo[32], hi[32];
+	snprintf(err, errlen, "%s: %s out of range [%s, %s]", k->name, v, fmt_unit(k->kind, k->min, lo, sizeof(lo)),
+		 fmt_unit(k->kind, k->max, hi, sizeof(hi)));
+	return -1;
+}
+
+/* Parse scalar v of key k into base + k->off. */
+static int set_value(void *base, const struct key *k, const char *v, char *err, size_t errlen)
+{
+	char *dst = (char *)base + k->off;
 	uint64_t u = 0;
 
 	switch (k->kind) {
-	case K_REDACT: /* a sequence: set_redact */
-		snprintf(err, errlen, "%s: expected a list of patterns, e.g. [\"password=\", \"--token\"] ([] = none)",
-			 k->name);
+	case K_STRLIST: /* a sequence: set_strlist */
+		snprintf(err, errlen, "%s: expected a list of strings, e.g. [\"a\", \"b\"] ([] = none)", k->name);
 		return -1;
 	case K_V1_CONTROLLER:
 		for (const char *const *ch = v1_controllers; *ch; ch++)
@@ -259,18 +247,15 @@ static int set_value(struct sl_config *c, const struct key *k, const char *v, ch
 		}
 		break;
 	case K_DURATION:
+	case K_TICK:
 		if (sl_parse_duration_s(v, &u)) {
 			snprintf(err, errlen, "%s: '%s' is not a duration (e.g. 30s, 5m, 2h, 7d)", k->name, v);
 			return -1;
 		}
-		if (k->off == offsetof(struct sl_config, tick_ms)) {
-			if (u < k->min || u > k->max) {
-				snprintf(err, errlen, "%s: %s out of range [%llus, %llus]", k->name, v,
-					 (unsigned long long)k->min, (unsigned long long)k->max);
-				return -1;
-			}
-			u *= 1000;
-			*(uint64_t *)dst = u;
+		if (k->kind == K_TICK) { /* kept in ms */
+			if (u < k->min || u > k->max)
+				return range_error(k, v, err, errlen);
+			*(uint64_t *)dst = u * 1000;
 			return 0;
 		}
 		break;
@@ -292,7 +277,7 @@ static int set_value(struct sl_config *c, const struct key *k, const char *v, ch
 			snprintf(err, errlen, "%s: '%s' is not a decimal number (e.g. 0.1)", k->name, v);
 			return -1;
 		}
-		if (d * 1e6 < (double)k->min - 0.5 || d * 1e6 > (double)k->max + 0.5) {
+		if ((k->min || k->max) && (d * 1e6 < (double)k->min - 0.5 || d * 1e6 > (double)k->max + 0.5)) {
 			snprintf(err, errlen, "%s: %s out of range [%g, %g]", k->name, v, (double)k->min / 1e6,
 				 (double)k->max / 1e6);
 			return -1;
@@ -307,11 +292,8 @@ static int set_value(struct sl_config *c, const struct key *k, const char *v, ch
 		}
 		break;
 	}
-	if (u < k->min || u > k->max) {
-		snprintf(err, errlen, "%s: %s out of range [%llu, %llu]", k->name, v,
-			 (unsigned long long)k->min, (unsigned long long)k->max);
-		return -1;
-	}
+	if ((k->min || k->max) && (u < k->min || u > k->max))
+		return range_error(k, v, err, errlen);
 	*(uint64_t *)dst = u;
 	return 0;
 }
@@ -342,19 +324,20 @@ static const char *node_kind(const yaml_node_t *n)
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-/* proc.redact_args: a sequence of pattern strings (an empty one = none). */
-static int set_redact(struct sl_config *c, const struct key *k, yaml_document_t *doc, yaml_node_t *seq,
-		      char *err, size_t errlen)
+/* A SL_CFG_STRLIST value: a sequence of strings (an empty one = none). */
+static int set_strlist(void *base, const struct key *k, yaml_document_t *doc, yaml_node_t *seq,
+		       char *err, size_t errlen)
 {
+	struct sl_cfg_strlist *l = (struct sl_cfg_strlist *)((char *)base + k->off);
 	unsigned n = 0;
 
 	for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
 		yaml_node_t *in = yaml_document_get_node(doc, *it);
-		const char *v, *why = NULL;
 		unsigned idx = (unsigned)(it - seq->data.sequence.items.start);
+		const char *v;
 
 		if (!in || in->type != YAML_SCALAR_NODE || is_null(in)) {
-			snprintf(err, errlen, "%s[%u]: expected a pattern string (got %s)", k->name, idx,
+			snprintf(err, errlen, "%s[%u]: expected a string (got %s)", k->name, idx,
 				 in && in->type == YAML_SCALAR_NODE ? "null" : node_kind(in));
 			return -1;
 		}
@@ -363,25 +346,69 @@ static int set_redact(struct sl_config *c, const struct key *k, yaml_document_t 
 			snprintf(err, errlen, "%s[%u]: value contains a NUL byte", k->name, idx);
 			return -1;
 		}
-		if (n >= SL_REDACT_MAX) {
-			snprintf(err, errlen, "%s: more than %d patterns", k->name, SL_REDACT_MAX);
+		if (n >= SL_CFG_STRLIST_MAX) {
+			snprintf(err, errlen, "%s: more than %d items", k->name, SL_CFG_STRLIST_MAX);
 			return -1;
 		}
-		if (strlen(v) >= SL_REDACT_LEN) {
-			snprintf(err, errlen, "%s[%u]: pattern longer than %d bytes", k->name, idx, SL_REDACT_LEN - 1);
+		if (strlen(v) >= SL_CFG_STRLIST_LEN) {
+			snprintf(err, errlen, "%s[%u]: longer than %d bytes", k->name, idx, SL_CFG_STRLIST_LEN - 1);
 			return -1;
 		}
-		if (sl_redact_pattern_check(v, &why)) {
-			snprintf(err, errlen, "%s[%u]: '%s': %s", k->name, idx, v, why);
-			return -1;
-		}
-		snprintf(c->proc.redact[n++], SL_REDACT_LEN, "%s", v);
+		snprintf(l->v[n++], SL_CFG_STRLIST_LEN, "%s", v);
 	}
-	c->proc.nredact = n;
+	l->n = n;
 	return 0;
 }
 
-/* name is a section when some key is "<name>.<...>". */
+/* A module key as the loader's key (name = "<module>.<key>" in buf). */
+static const int cfg_kind[] = {
+	[SL_CFG_BOOL] = K_BOOL,		  [SL_CFG_UINT] = K_UINT, [SL_CFG_BYTES] = K_BYTES,
+	[SL_CFG_DURATION_NS] = K_DURATION_NS, [SL_CFG_DURATION_S] = K_DURATION, [SL_CFG_STR] = K_STR,
+	[SL_CFG_RATIO] = K_RATIO,	  [SL_CFG_STRLIST] = K_STRLIST,
+};
+
+static int module_key(const struct sl_module_ops *ops, const struct sl_cfg_key *mk, struct key *k, char *buf,
+		      size_t len)
+{
+	if (mk->type < 0 || mk->type > SL_CFG_STRLIST)
+		return -1;
+	snprintf(buf, len, "%s.%s", ops->name, mk->name);
+	k->name = buf;
+	k->kind = (enum kind)cfg_kind[mk->type];
+	k->off = mk->offset;
+	k->size = mk->size;
+	k->min = mk->min;
+	k->max = mk->max;
+	return 0;
+}
+
+/* The module whose section is name, or -1. */
+static int module_index(const struct sl_config *c, const char *name)
+{
+	for (unsigned i = 0; i < c->nmods; i++)
+		if (!strcmp(c->mods[i]->name, name))
+			return (int)i;
+	return -1;
+}
+
+void *sl_config_module(struct sl_config *c, unsigned i)
+{
+	if (i >= c->nmods || !c->mods[i]->config.size)
+		return NULL;
+	return c->mod_store[i];
+}
+
+void *sl_config_module_by_name(struct sl_config *c, const char *name, int *enabled)
+{
+	int i = module_index(c, name);
+	if (i < 0)
+		return NULL;
+	if (enabled)
+		*enabled = c->mod_enabled[i];
+	return sl_config_module(c, (unsigned)i);
+}
+
+/* name is a section of the agent's when some key is "<name>.<...>". */
 static int is_section(const char *name)
 {
 	size_t nl = strlen(name);
@@ -391,39 +418,111 @@ static int is_section(const char *name)
 	return 0;
 }
 
+/* Set key k (its value node vn) in base. */
+static int set_node(void *base, const struct key *k, yaml_document_t *doc, yaml_node_t *vn, char *err,
+		    size_t errlen)
+{
+	if (k->kind == K_STRLIST && vn && vn->type == YAML_SEQUENCE_NODE)
+		return set_strlist(base, k, doc, vn, err, errlen);
+	if (!vn || vn->type != YAML_SCALAR_NODE) {
+		snprintf(err, errlen, "%s: expected a single value (got %s)", k->name, node_kind(vn));
+		return -1;
+	}
+	if (is_null(vn)) {
+		snprintf(err, errlen, "%s: no value (empty or null)%s", k->name,
+			 k->kind == K_STR ? "; write \"\" for an empty string" : "");
+		return -1;
+	}
+	if (strlen((const char *)vn->data.scalar.value) != vn->data.scalar.length) {
+		snprintf(err, errlen, "%s: value contains a NUL byte", k->name);
+		return -1;
+	}
+	return set_value(base, k, (const char *)vn->data.scalar.value, err, errlen);
+}
+
+/* Keys must be plain strings without '.' and given once in their mapping;
+ * fills name = prefix.key. */
+static int key_name(yaml_document_t *doc, yaml_node_t *map, yaml_node_pair_t *p, const char *prefix, char *name,
+		    size_t len, char *err, size_t errlen)
+{
+	yaml_node_t *kn = yaml_document_get_node(doc, p->key);
+
+	if (!kn || kn->type != YAML_SCALAR_NODE) {
+		snprintf(err, errlen, "%s: keys must be plain strings", *prefix ? prefix : "(top level)");
+		return -1;
+	}
+	const char *kv = (const char *)kn->data.scalar.value;
+	if (snprintf(name, len, "%s%s%s", prefix, *prefix ? "." : "", kv) >= (int)len ||
+	    strlen(kv) != kn->data.scalar.length) {
+		snprintf(err, errlen, "%s: unknown key", name);
+		return -1;
+	}
+	/* "store.path: x" at the top level is not store: {path: x} */
+	if (strchr(kv, '.')) {
+		snprintf(err, errlen, "%s: unknown key (a key has no '.'; nest it under its section)", name);
+		return -1;
+	}
+	for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
+		yaml_node_t *qk = yaml_document_get_node(doc, q->key);
+		if (qk && qk->type == YAML_SCALAR_NODE && !strcmp((const char *)qk->data.scalar.value, kv)) {
+			snprintf(err, errlen, "%s: given more than once", name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A module's section: its declared keys and "enabled". */
+static int walk_module(struct sl_config *c, unsigned mi, yaml_document_t *doc, yaml_node_t *map, char *err,
+		       size_t errlen)
+{
+	const struct sl_module_ops *ops = c->mods[mi];
+	const char *prefix = ops->name;
+
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *vn = yaml_document_get_node(doc, p->value);
+		char name[128], kname[128];
+		struct key k;
+		const struct sl_cfg_key *mk = NULL;
+
+		if (key_name(doc, map, p, prefix, name, sizeof(name), err, errlen))
+			return -1;
+		const char *leaf = name + strlen(prefix) + 1;
+		if (!strcmp(leaf, "enabled")) {
+			struct key ek = {name, K_BOOL, 0, sizeof(int), 0, 0};
+			if (set_node(&c->mod_enabled[mi], &ek, doc, vn, err, errlen))
+				return -1;
+			continue;
+		}
+		for (unsigned i = 0; i < ops->config.nkeys; i++)
+			if (!strcmp(ops->config.keys[i].name, leaf))
+				mk = &ops->config.keys[i];
+		if (!mk || module_key(ops, mk, &k, kname, sizeof(kname))) {
+			snprintf(err, errlen, "%s: unknown key", name);
+			return -1;
+		}
+		if (set_node(c->mod_store[mi], &k, doc, vn, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
 static int walk(struct sl_config *c, yaml_document_t *doc, yaml_node_t *map, const char *prefix,
 		char *err, size_t errlen)
 {
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *kn = yaml_document_get_node(doc, p->key);
 		yaml_node_t *vn = yaml_document_get_node(doc, p->value);
 		char name[128];
+		int mi = -1;
 
-		if (!kn || kn->type != YAML_SCALAR_NODE) {
-			snprintf(err, errlen, "%s: keys must be plain strings", *prefix ? prefix : "(top level)");
+		if (key_name(doc, map, p, prefix, name, sizeof(name), err, errlen))
 			return -1;
-		}
-		const char *kv = (const char *)kn->data.scalar.value;
-		if (snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "." : "", kv) >= (int)sizeof(name) ||
-		    strlen(kv) != kn->data.scalar.length) {
-			snprintf(err, errlen, "%s: unknown key", name);
-			return -1;
-		}
-		/* "store.path: x" at the top level is not store: {path: x} */
-		if (strchr(kv, '.')) {
-			snprintf(err, errlen, "%s: unknown key (a key has no '.'; nest it under its section)", name);
-			return -1;
-		}
-		for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
-			yaml_node_t *qk = yaml_document_get_node(doc, q->key);
-			if (qk && qk->type == YAML_SCALAR_NODE && !strcmp((const char *)qk->data.scalar.value, kv)) {
-				snprintf(err, errlen, "%s: given more than once", name);
-				return -1;
-			}
-		}
-		if (is_section(name)) {
+		if (!*prefix)
+			mi = module_index(c, name);
+		if (mi >= 0 || is_section(name)) {
 			if (vn && vn->type == YAML_MAPPING_NODE) {
-				if (walk(c, doc, vn, name, err, errlen))
+				if (mi >= 0 ? walk_module(c, (unsigned)mi, doc, vn, err, errlen)
+					    : walk(c, doc, vn, name, err, errlen))
 					return -1;
 			} else if (!vn || !is_null(vn)) {
 				snprintf(err, errlen, "%s: must be a mapping (got %s)", name, node_kind(vn));
@@ -439,65 +538,128 @@ static int walk(struct sl_config *c, yaml_document_t *doc, yaml_node_t *map, con
 			snprintf(err, errlen, "%s: unknown key", name);
 			return -1;
 		}
-		if (k->kind == K_REDACT && vn && vn->type == YAML_SEQUENCE_NODE) {
-			if (set_redact(c, k, doc, vn, err, errlen))
-				return -1;
-			continue;
-		}
-		if (!vn || vn->type != YAML_SCALAR_NODE) {
-			snprintf(err, errlen, "%s: expected a single value (got %s)", name, node_kind(vn));
-			return -1;
-		}
-		if (is_null(vn)) {
-			snprintf(err, errlen, "%s: no value (empty or null)%s", name,
-				 k->kind == K_STR ? "; write \"\" for an empty string" : "");
-			return -1;
-		}
-		if (strlen((const char *)vn->data.scalar.value) != vn->data.scalar.length) {
-			snprintf(err, errlen, "%s: value contains a NUL byte", name);
-			return -1;
-		}
-		if (set_value(c, k, (const char *)vn->data.scalar.value, err, errlen))
+		if (set_node(c, k, doc, vn, err, errlen))
 			return -1;
 	}
 	return 0;
 }
 
-static int validate(struct sl_config *c, char *err, size_t errlen)
+/* The modules' cross-key checks, and at least one module enabled. */
+static int validate_modules(struct sl_config *c, char *err, size_t errlen)
 {
-	uint64_t rb = c->proc.ringbuf_bytes;
-	if (rb & (rb - 1)) {
-		snprintf(err, errlen, "proc.ringbuf_size: %llu is not a power of two",
-			 (unsigned long long)rb);
+	unsigned on = 0;
+	for (unsigned i = 0; i < c->nmods; i++) {
+		const struct sl_module_ops *ops = c->mods[i];
+		on += c->mod_enabled[i] != 0;
+		/* checked whether enabled or not: nothing set is silently ignored */
+		if (ops->config.check && ops->config.check(c->mod_store[i], err, errlen))
+			return -1;
+	}
+	if (c->nmods && !on) {
+		size_t n = (size_t)snprintf(err, errlen, "modules: every module is disabled (");
+		for (unsigned i = 0; i < c->nmods && n < errlen; i++)
+			n += (size_t)snprintf(err + n, errlen - n, "%s%s.enabled", i ? ", " : "", c->mods[i]->name);
+		if (n < errlen)
+			snprintf(err + n, errlen - n, " false): nothing to run");
 		return -1;
 	}
-	rb = c->sched.ringbuf_bytes;
-	if (rb & (rb - 1)) {
-		snprintf(err, errlen, "sched.ringbuf_size: %llu is not a power of two",
-			 (unsigned long long)rb);
+	return 0;
+}
+
+/* Unit formatting: the largest unit dividing v exactly. */
+static const char *fmt_units(uint64_t v, const struct unit *u, size_t n, char *buf, size_t len)
+{
+	size_t best = 0;
+	for (size_t i = 0; i < n; i++)
+		if (v && v % u[i].mul == 0)
+			best = i;
+	snprintf(buf, len, "%llu%s", (unsigned long long)(v / u[best].mul), u[best].sfx);
+	return buf;
+}
+
+const char *sl_cfg_fmt_ns(uint64_t v, char *buf, size_t len)
+{
+	static const struct unit u[] = {{"ns", 1},	      {"us", 1000},	       {"ms", 1000000},
+					{"s", 1000000000ull}, {"m", 60000000000ull}, {"h", 3600000000000ull}};
+	return v ? fmt_units(v, u, NUNITS(u), buf, len) : (snprintf(buf, len, "0"), buf);
+}
+
+const char *sl_cfg_fmt_s(uint64_t v, char *buf, size_t len)
+{
+	static const struct unit u[] = {{"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}};
+	return fmt_units(v, u, NUNITS(u), buf, len);
+}
+
+const char *sl_cfg_fmt_bytes(uint64_t v, char *buf, size_t len)
+{
+	static const struct unit u[] = {{"B", 1}, {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30}};
+	return fmt_units(v, u, NUNITS(u), buf, len);
+}
+
+/* A declared default, parsed as the file's value would be. */
+static int module_default(void *base, const struct sl_module_ops *ops, const struct sl_cfg_key *mk, char *err,
+			  size_t errlen)
+{
+	char kname[128];
+	struct key k;
+
+	if (!mk->name || !mk->def || module_key(ops, mk, &k, kname, sizeof(kname)) ||
+	    mk->offset + mk->size > ops->config.size) {
+		snprintf(err, errlen, "%s.%s: malformed declaration", ops->name, mk->name ? mk->name : "?");
 		return -1;
 	}
-	if (strcmp(c->sched.watch, "all") && strcmp(c->sched.watch, "none")) {
-		/* a list: at least one prefix (sl_sched_watch_match skips empty
-		 * items), and "all"/"none" only as the whole value */
-		int items = 0, bad = 0;
-		for (const char *p = c->sched.watch; *p; p++)
-			if (!isalnum((unsigned char)*p) && !strchr(",-_.: ", *p))
-				bad = 1;
-		for (const char *p = c->sched.watch; *p && !bad;) {
-			p += strspn(p, ", ");
-			size_t n = strcspn(p, ", ");
-			if (n && ((n == 3 && !strncmp(p, "all", 3)) || (n == 4 && !strncmp(p, "none", 4))))
-				bad = 1;
-			items += n > 0;
-			p += n;
-		}
-		if (bad || !items) {
-			snprintf(err, errlen, "sched.watch: '%s' is not all, none or a comma-separated list of id prefixes",
-				 c->sched.watch);
+	if (k.kind == K_STRLIST) {
+		struct sl_cfg_strlist *l = (struct sl_cfg_strlist *)((char *)base + k.off);
+		if (k.size != sizeof(*l)) {
+			snprintf(err, errlen, "%s: SL_CFG_STRLIST field is not a struct sl_cfg_strlist", kname);
 			return -1;
 		}
+		l->n = 0;
+		for (const char *p = mk->def; *p;) {
+			size_t n = strcspn(p, "\n");
+			if (l->n >= SL_CFG_STRLIST_MAX || n >= SL_CFG_STRLIST_LEN) {
+				snprintf(err, errlen, "%s: default list too long", kname);
+				return -1;
+			}
+			memcpy(l->v[l->n], p, n);
+			l->v[l->n++][n] = 0;
+			p += n + (p[n] == '\n');
+		}
+		return 0;
 	}
+	return set_value(base, &k, mk->def, err, errlen);
+}
+
+void sl_config_defaults_mods(struct sl_config *c, const struct sl_module_ops *const *ops, unsigned n)
+{
+	char err[256];
+
+	agent_defaults(c);
+	if (n > SL_CFG_MODULES_MAX) {
+		fprintf(stderr, "sandlensd: %u modules, more than SL_CFG_MODULES_MAX %d\n", n, SL_CFG_MODULES_MAX);
+		abort();
+	}
+	c->nmods = n;
+	c->mods = ops;
+	memset(c->mod_enabled, 0, sizeof(c->mod_enabled));
+	memset(c->mod_store, 0, sizeof(c->mod_store));
+	for (unsigned i = 0; i < n; i++) {
+		c->mod_enabled[i] = 1;
+		if (ops[i]->config.size > SL_CFG_MODULE_MAX) {
+			fprintf(stderr, "sandlensd: module %s: config struct of %zu bytes, above SL_CFG_MODULE_MAX\n",
+				ops[i]->name, ops[i]->config.size);
+			abort();
+		}
+		for (unsigned k = 0; k < ops[i]->config.nkeys; k++)
+			if (module_default(c->mod_store[i], ops[i], &ops[i]->config.keys[k], err, sizeof(err))) {
+				fprintf(stderr, "sandlensd: built-in default of %s\n", err);
+				abort();
+			}
+	}
+}
+
+static int validate(struct sl_config *c, char *err, size_t errlen)
+{
 	if (c->tasks.default_hz > c->tasks.max_hz) {
 		snprintf(err, errlen, "tasks.default_hz: %llu exceeds tasks.max_hz %llu",
 			 (unsigned long long)c->tasks.default_hz, (unsigned long long)c->tasks.max_hz);
@@ -668,6 +830,8 @@ int sl_config_load_buf(struct sl_config *c, const char *name, const char *buf, s
 		rc = walk(c, &doc, root, "", err, errlen);
 	if (rc == 0)
 		rc = validate(c, err, errlen);
+	if (rc == 0)
+		rc = validate_modules(c, err, errlen);
 out:
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);

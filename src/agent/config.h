@@ -1,6 +1,8 @@
 /* sandlensd configuration (YAML). Every key, its default and its unit are
  * documented in docs/CONFIG.md; sl_config_defaults() is the source of truth
- * for the defaults and docs/CONFIG.md must match it. */
+ * for the agent's own defaults, each module's declaration (struct
+ * sl_module_config) for its section; tests/unit/test_config_doc.c checks
+ * docs/CONFIG.md against the declarations. */
 #ifndef SANDLENS_AGENT_CONFIG_H
 #define SANDLENS_AGENT_CONFIG_H
 
@@ -8,10 +10,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* proc.redact_args: at most this many patterns of at most SL_REDACT_LEN - 1
- * bytes each. */
-#define SL_REDACT_MAX 32
-#define SL_REDACT_LEN 64
+struct sl_module_ops;
+
+/* Storage of one module's config struct inside struct sl_config (bytes;
+ * a module whose ops->config.size is larger is refused at defaults time). */
+#define SL_CFG_MODULE_MAX 4096
+#define SL_CFG_MODULES_MAX 16 /* = SL_MAX_MODULES (src/agent/module.h) */
 
 struct sl_config {
 	int log_level; /* enum sl_log_level; key log_level: error|warn|info|debug */
@@ -46,35 +50,6 @@ struct sl_config {
 		char v1_controller[32];  /* attribution.v1_controller: default "memory"; a v1 controller name */
 		char runc_root[256];     /* attribution.runc_root: plain runc state root, default "/run/runc"; absolute */
 	} attribution;
-
-	struct {
-		int enabled;             /* proc.enabled: default true */
-		uint64_t exec_rate;      /* proc.exec_rate: events/s per (ppid, comm), default 50 */
-		uint64_t exec_burst;     /* proc.exec_burst: bucket size, default 100 */
-		uint64_t exec_buckets;   /* proc.exec_buckets: max (ppid, comm) keys, default 16384 */
-		uint64_t ringbuf_bytes;  /* proc.ringbuf_size: default 4 MiB (power of 2, >= page) */
-		int fatal_signals_only;  /* proc.fatal_signals_only: default true */
-		uint64_t exit_rate;      /* proc.exit_rate: exit and fatal-signal events/s per
-		                            (cgroup, comm), default 50; 0 = no limit */
-		uint64_t exit_burst;     /* proc.exit_burst: bucket size, default 100 */
-		/* proc.redact_args: argv redaction patterns (docs/CONFIG.md);
-		 * default SL_REDACT_DEFAULTS, an empty list = none */
-		unsigned nredact;
-		char redact[SL_REDACT_MAX][SL_REDACT_LEN];
-	} proc;
-
-	struct {
-		int enabled;                  /* sched.enabled: default true */
-		char watch[1024];             /* sched.watch: "all" (default), "none", or comma-separated
-		                                 container-id / pod-uid prefixes */
-		uint64_t delay_threshold_ns;  /* sched.delay_threshold: default 1ms */
-		uint64_t delay_rate;          /* sched.delay_rate: sched_delay events/s per cgroup, default 10 */
-		uint64_t delay_burst;         /* sched.delay_burst: bucket size, default 20 */
-		uint64_t max_cgroups;         /* sched.max_cgroups: kernel histogram entries, default 1024 */
-		uint64_t max_neighbour_pairs; /* sched.max_neighbour_pairs: (victim, neighbour) entries, default 4096 */
-		uint64_t max_containers;      /* sched.max_containers: exported series, default 256 */
-		uint64_t ringbuf_bytes;       /* sched.ringbuf_size: default 256 KiB (power of 2) */
-	} sched;
 
 	struct {
 		int enabled;             /* stats.enabled: default true */
@@ -116,14 +91,48 @@ struct sl_config {
 			uint64_t memory_limit; /* pressure.cgroup.memory_limit: bytes, default 512 MiB; 0 = none */
 		} cgroup;
 	} pressure;
+
+	/* Module sections (src/agent/module.h, struct sl_module_config): one
+	 * per module of the list given to sl_config_defaults_mods (the registry
+	 * for sl_config_defaults), in its order. Each module's struct lives in
+	 * mod_store[i] (no allocation: a struct sl_config may be copied and is
+	 * never freed); read it with sl_config_module(). */
+	unsigned nmods;
+	const struct sl_module_ops *const *mods;
+	int mod_enabled[SL_CFG_MODULES_MAX]; /* <name>.enabled, default true */
+	_Alignas(16) unsigned char mod_store[SL_CFG_MODULES_MAX][SL_CFG_MODULE_MAX];
 };
 
+/* Every key at its default, the modules of the registry (sl_registry).
+ * Module keys get their declared default text parsed by the same parser as
+ * the file; a declaration that does not parse (or a module struct larger
+ * than SL_CFG_MODULE_MAX, more modules than SL_CFG_MODULES_MAX) is a bug:
+ * the message goes to stderr and the process aborts. */
 void sl_config_defaults(struct sl_config *c);
+/* The same for the modules ops[0..n) (tests, fuzzing). */
+void sl_config_defaults_mods(struct sl_config *c, const struct sl_module_ops *const *ops, unsigned n);
+
+/* The config struct of module i (index in c->mods), NULL when i is out of
+ * range or the module declares no keys. */
+void *sl_config_module(struct sl_config *c, unsigned i);
+/* The same by module name (NULL when there is none). */
+void *sl_config_module_by_name(struct sl_config *c, const char *name, int *enabled);
+
+/* Format v in a unit for messages and docs: ns as "1us", "250ms", "1m";
+ * seconds as "30s", "5m", "7d"; bytes as "4KiB", "1GiB" (the largest unit
+ * that divides v exactly; 0 as "0", "0s", "0B"). Returns buf. */
+const char *sl_cfg_fmt_ns(uint64_t v, char *buf, size_t len);
+const char *sl_cfg_fmt_s(uint64_t v, char *buf, size_t len);
+const char *sl_cfg_fmt_bytes(uint64_t v, char *buf, size_t len);
 
 /* Load YAML from path over the defaults. On error returns -1 and writes
  * "<key>: <reason>" (or "<path>:<line>: <reason>" for syntax errors and a
  * second YAML document) into err; the caller exits 2. An empty or null
- * section is all defaults; nothing else is ignored (docs/CONFIG.md). */
+ * section is all defaults; nothing else is ignored (docs/CONFIG.md). A
+ * module section "<name>:" takes the keys the module declares plus
+ * "enabled"; range errors are in the key's unit ("[1us, 1m]"); each
+ * module's check hook runs after every key is read; every module disabled
+ * is an error ("modules: ..."). */
 int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errlen);
 
 /* Limits of a config file, checked before the YAML is loaded: nesting
@@ -137,6 +146,5 @@ int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errl
  * NUL-terminated); name stands for the file in messages. Same errors. */
 int sl_config_load_buf(struct sl_config *c, const char *name, const char *buf, size_t len,
 		       char *err, size_t errlen);
-
 
 #endif

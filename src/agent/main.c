@@ -35,9 +35,6 @@
 #define MOD "agent"
 #define SANDLENS_VERSION "0.1.0"
 
-/* The module registry, in start order. */
-static const struct sl_module_ops *const registry[] = {&sl_proc_module, &sl_sched_module};
-
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char buf[1024];
@@ -224,6 +221,8 @@ static void setup_cgroups(struct sl_agent *a)
 	sl_info(MOD, "cgroup v2 at %s (root id %llu); v1 %s at %s (hierarchy %d)",
 		a->mounts.v2[0] ? a->mounts.v2 : "(none)", (unsigned long long)a->mounts.v2_root_id, ctrl,
 		a->mounts.v1[0] ? a->mounts.v1 : "(none)", a->mounts.v1_hierarchy_id);
+	/* the one runc index: pipeline, statistics collector and task targets */
+	a->runc = sl_runc_index_new(a->cfg.attribution.runc_root);
 	if (a->cfg.attribution.enabled) {
 		struct sl_attr_cache_config cc = {
 			.capacity = a->cfg.attribution.cache_size,
@@ -232,7 +231,6 @@ static void setup_cgroups(struct sl_agent *a)
 			.rewalk_interval_ns = 1000000000ull,
 		};
 		a->attr = sl_attr_cache_new(&cc, &a->mounts);
-		a->runc = sl_runc_index_new(a->cfg.attribution.runc_root);
 		if (!a->attr)
 			sl_warn(MOD, "attribution cache could not be created; events carry cgroup ids only");
 	} else {
@@ -240,22 +238,20 @@ static void setup_cgroups(struct sl_agent *a)
 	}
 }
 
+/* Init every enabled module of the registry, in its order, and register
+ * the ring buffers each one set. Returns how many run. */
 static int start_modules(struct sl_agent *a)
 {
 	int running = 0;
-	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
-		struct sl_module *m = &a->modules[a->nmodules++];
-		m->ops = registry[i];
-		m->enabled = !strcmp(m->ops->name, "proc")    ? a->cfg.proc.enabled
-			     : !strcmp(m->ops->name, "sched") ? a->cfg.sched.enabled
-								: 1;
+	for (int i = 0; i < a->nmodules; i++) {
+		struct sl_module *m = &a->modules[i];
 		if (!m->enabled) {
 			sl_info(m->ops->name, "disabled by configuration");
 			continue;
 		}
-		m->state = m->ops->init(m, a);
-		if (!m->state && m->ops->add_ringbufs)
-			m->state = m->ops->add_ringbufs(m, a);
+		m->state = m->ops->init(m);
+		if (!m->state)
+			m->state = sl_agent_add_module_ringbufs(a, m);
 		if (m->state) {
 			if (!m->error[0])
 				snprintf(m->error, sizeof(m->error), "%s", strerror(-m->state));
@@ -282,11 +278,12 @@ static void publish_attr_stats(struct sl_agent *a)
 }
 
 /* Modules whose tick is metric collection (a snapshot of kernel counters
- * that keep counting in between): pressure step 1 runs it every n-th tick.
- * The proc tick (bucket sweep, drop accounting) always runs. */
+ * that keep counting in between; ops->tick_is_metrics): pressure step 1
+ * runs it every n-th tick. Other ticks (bucket sweeps, drop accounting)
+ * always run. */
 static int is_metric_tick(const struct sl_module *m)
 {
-	return !strcmp(m->ops->name, "sched");
+	return m->ops->tick_is_metrics;
 }
 
 static void tick(struct sl_agent *a)
@@ -435,6 +432,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* the modules' declarations: kind names unique, DETAILS templates
+	 * valid; a bad declaration is a build's bug, the agent does not start */
+	if (sl_agent_modules_setup(a, err, sizeof(err))) {
+		fprintf(stderr, "sandlensd: module declarations: %s\n", err);
+		return 1;
+	}
 	if (check_only) {
 		printf("configuration ok\n");
 		return 0;
@@ -506,6 +509,8 @@ int main(int argc, char **argv)
 		};
 		_Static_assert(sizeof(stc.runc_root) == sizeof(a->cfg.attribution.runc_root), "runc_root");
 		memcpy(stc.runc_root, a->cfg.attribution.runc_root, sizeof(stc.runc_root));
+		stc.runc = a->runc;
+		stc.cg_mounts = &a->mounts;
 		a->stats = sl_stats_new(&stc);
 		if (!a->stats || sl_stats_start(a->stats)) {
 			sl_warn(MOD, "statistics collector could not start; stats answers 503");
@@ -554,7 +559,7 @@ out_modules:
 		a->rb = NULL;
 	}
 	for (int i = 0; i < a->nmodules; i++)
-		if (a->modules[i].ops->destroy && a->modules[i].enabled)
+		if (a->modules[i].ops->destroy && a->modules[i].enabled && a->modules[i].ops->init)
 			a->modules[i].ops->destroy(&a->modules[i]);
 	sl_stats_free(a->stats); /* stops its thread; the API is already stopped */
 	a->stats = NULL;

@@ -1,6 +1,7 @@
-/* Module helpers of the module contract (src/agent/module.h): hook and
- * program bookkeeping, attach, per-CPU counter sums. Kept apart from
- * agent.c so code that only needs these links without the agent. */
+/* Module helpers of the module contract (src/agent/module.h): hook, ring
+ * buffer and program bookkeeping, attach, per-CPU counter sums. Kept apart
+ * from the agent (services.c) so code that only needs these links without
+ * it. */
 #include "agent/module.h"
 #include "common/log.h"
 
@@ -9,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 void sl_module_hook(struct sl_module *m, const char *name, int state, const char *reason)
 {
@@ -62,6 +64,24 @@ uint64_t sl_percpu_sum(int map_fd, uint32_t idx, int ncpus)
 	for (int i = 0; i < ncpus; i++)
 		sum += vals[i];
 	return sum;
+}
+
+int sl_module_ringbuf(struct sl_module *m, const char *name, int map_fd)
+{
+	for (unsigned i = 0; i < m->ops->nringbufs && i < SL_MAX_RINGBUFS; i++)
+		if (!strcmp(m->ops->ringbufs[i].name, name)) {
+			m->ringbuf_fds[i] = map_fd;
+			return 0;
+		}
+	sl_err(m->ops->name, "ring buffer %s is not declared", name);
+	return -ENOENT;
+}
+
+uint64_t sl_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 const char *sl_hook_state_name(int state)

@@ -1,5 +1,6 @@
 /* The pressure state machine (pure; see pressure.h). */
 #include "agent/pressure.h"
+#include "agent/module.h" /* enum sl_severity */
 
 #include <stdio.h>
 #include <string.h>
@@ -112,13 +113,7 @@ const char *sl_pressure_step_name(int step)
 	return step >= 0 && step <= SL_PRESSURE_MAX_LEVEL ? names[step] : "?";
 }
 
-int sl_pressure_low_severity(const char *type, long exit_code, long signal)
+int sl_pressure_low_severity(int severity)
 {
-	if (!type)
-		return 0;
-	if (!strcmp(type, "exec") || !strcmp(type, "sched_delay"))
-		return 1;
-	if (!strcmp(type, "exit"))
-		return exit_code == 0 && signal == 0;
-	return 0;
+	return severity <= SL_SEV_INFO;
 }

@@ -81,12 +81,11 @@ const struct sl_pressure_transition *sl_pressure_transition_at(const struct sl_p
 /* Name of step 1..4 ("metrics_slowed", ...); "none" for 0, "?" otherwise. */
 const char *sl_pressure_step_name(int step);
 
-/* Severity of an event for step 4 (docs/ARCHITECTURE.md): returns 1 when an
- * event of `type` ("exec", "exit", "signal", "oom", "sched_delay") is low
- * severity and may be dropped under pressure. exit_code and signal are
- * those of an exit event (ignored for other types). Low: exec, a clean
- * exit (code 0, no signal), sched_delay. High (never dropped): an abnormal
- * exit, signal, oom, and any type not listed. */
-int sl_pressure_low_severity(const char *type, long exit_code, long signal);
+/* Step 4: is an event of this severity (enum sl_severity, the kind's
+ * declared severity or its severity_of, src/agent/module.h) low, i.e.
+ * dropped (and counted) at level 4? Low: debug and info (exec, a clean
+ * exit, sched_delay as the modules declare them); notice and above are
+ * never dropped. */
+int sl_pressure_low_severity(int severity);
 
 #endif

@@ -4,6 +4,7 @@
  * cpu.cfs_quota_us, memory.limit_in_bytes). See pressure_rt.h. */
 #include "agent/pressure_rt.h"
 #include "agent/config.h"
+#include "cgroup/attr.h"
 #include "common/log.h"
 
 #include <errno.h>
@@ -37,28 +38,16 @@ static int has_opt(const char *opts, const char *name)
 	return 0;
 }
 
-/* Cgroup mounts from mountinfo (proc(5): "... mountpoint opts [tags] - fstype source superopts"). */
+/* Cgroup mounts from mountinfo, by the one mount discovery (src/cgroup/mounts.c). */
 static int find_mounts(const char *mountinfo, struct mounts *m)
 {
-	char line[4096];
-	FILE *f = fopen(mountinfo, "re");
+	struct sl_cg_mounts cm;
 	memset(m, 0, sizeof(*m));
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char mp[256], fstype[32], super[1024];
-		char *dash = strstr(line, " - ");
-		if (!dash || sscanf(line, "%*s %*s %*s %*s %255s", mp) != 1 ||
-		    sscanf(dash + 3, "%31s %*s %1023s", fstype, super) != 2 || strchr(mp, '\\'))
-			continue; /* escaped (unusual) mount points are not ours */
-		if (!strcmp(fstype, "cgroup2") && !m->v2[0])
-			snprintf(m->v2, sizeof(m->v2), "%s", mp);
-		else if (!strcmp(fstype, "cgroup") && has_opt(super, "cpu") && !m->cpu[0])
-			snprintf(m->cpu, sizeof(m->cpu), "%s", mp);
-		else if (!strcmp(fstype, "cgroup") && has_opt(super, "memory") && !m->memory[0])
-			snprintf(m->memory, sizeof(m->memory), "%s", mp);
-	}
-	fclose(f);
+	if (sl_cg_mounts_discover_ex(mountinfo, NULL, NULL, &cm))
+		return -1; /* errno from fopen */
+	snprintf(m->v2, sizeof(m->v2), "%s", cm.v2);
+	snprintf(m->cpu, sizeof(m->cpu), "%s", cm.v1_ctrl[SL_CG_CPU]);
+	snprintf(m->memory, sizeof(m->memory), "%s", cm.v1_ctrl[SL_CG_MEMORY]);
 	return 0;
 }
 

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/read.h"
 #include "common/log.h"
 #include "common/timefmt.h"
 #include "stats/stats.h"
@@ -66,7 +66,7 @@ static void h_healthz(struct sl_api *api, const struct sl_api_param *p, size_t n
 		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
 		return;
 	}
-	json_t *h = sl_agent_health_json(api->a);
+	json_t *h = sl_read_health(api->a);
 	if (!h) {
 		sl_api_reply_error(r, 500, "INTERNAL", "health unavailable");
 		return;
@@ -91,22 +91,25 @@ static void h_events(struct sl_api *api, const struct sl_api_param *p, size_t n,
 {
 	char err[256];
 	struct sl_event_filter f;
-	if (sl_api_parse_event_params(p, n, sl_time_now_ns(), &f, err, sizeof(err))) {
+	const char *types[SL_MAX_KINDS];
+	size_t nt = sl_read_kind_names(api->a, types, SL_MAX_KINDS);
+	if (sl_api_parse_event_params(p, n, sl_time_now_ns(), types, nt < SL_MAX_KINDS ? nt : SL_MAX_KINDS, &f, err,
+				      sizeof(err))) {
 		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
 		return;
 	}
-	if (!api->a->store) {
+	if (!sl_read_store(api->a)) {
 		sl_api_reply_error(r, 500, "INTERNAL", "event store is not open");
 		return;
 	}
 	err[0] = '\0';
-	json_t *ev = sl_store_query_events(api->a->store, &f, err, sizeof(err));
+	json_t *ev = sl_store_query_events(sl_read_store(api->a), &f, err, sizeof(err));
 	if (!ev) {
 		sl_api_reply_error(r, 500, "INTERNAL", err[0] ? err : "store query failed");
 		return;
 	}
-	if (r->redact)
-		atomic_fetch_add(&sl_api_counters.argv_withheld, sl_api_withhold_secrets(ev));
+	if (r->redact) /* the kinds' SL_FF_ADMIN fields (exec argv) */
+		atomic_fetch_add(&sl_api_counters.argv_withheld, sl_read_withhold(api->a, ev));
 	int64_t cursor = f.after_id;
 	reply_json_list(api, r, "events", ev, &cursor);
 	json_decref(ev);
@@ -120,12 +123,12 @@ static void h_containers(struct sl_api *api, const struct sl_api_param *p, size_
 		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
 		return;
 	}
-	if (!api->a->store) {
+	if (!sl_read_store(api->a)) {
 		sl_api_reply_error(r, 500, "INTERNAL", "event store is not open");
 		return;
 	}
 	err[0] = '\0';
-	json_t *c = sl_store_query_containers(api->a->store, err, sizeof(err));
+	json_t *c = sl_store_query_containers(sl_read_store(api->a), err, sizeof(err));
 	if (!c) {
 		sl_api_reply_error(r, 500, "INTERNAL", err[0] ? err : "store query failed");
 		return;
@@ -134,12 +137,104 @@ static void h_containers(struct sl_api *api, const struct sl_api_param *p, size_
 	json_decref(c);
 }
 
-static void h_sched(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
+/* Make r a compact JSON answer from j (stolen), bounded by max_body. */
+static void reply_json(struct sl_api *api, struct reply *r, json_t *j, unsigned status, const char *what)
 {
-	r->ctype = "application/json";
-	r->body = sl_api_sched_body(api->a, p, n, api->max_body, &r->status, &r->len);
-	if (!r->body)
+	r->body = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (!r->body) {
 		sl_api_reply_error(r, 500, "INTERNAL", "out of memory");
+		return;
+	}
+	r->len = strlen(r->body);
+	r->status = status;
+	r->ctype = "application/json";
+	if (r->len > api->max_body) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "%s body exceeds the response size bound", what);
+		sl_api_reply_error(r, 500, "INTERNAL", msg);
+	}
+}
+
+static const char *status_code(unsigned status)
+{
+	switch (status) {
+	case 400: return "INVALID_ARGUMENT";
+	case 403: return "PERMISSION_DENIED";
+	case 404: return "NOT_FOUND";
+	case 503: return "UNAVAILABLE";
+	default: return "INTERNAL";
+	}
+}
+
+/* GET /api/v1/schema/events: every kind's name, module, severity, field
+ * schema and DETAILS template (the CLI renders DETAILS from it). */
+static void h_schema(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
+{
+	char err[256];
+	if (sl_api_no_params(p, n, err, sizeof(err))) {
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	json_t *j = sl_read_schema(api->a);
+	if (!j) {
+		sl_api_reply_error(r, 500, "INTERNAL", "out of memory");
+		return;
+	}
+	reply_json(api, r, j, 200, "schema");
+}
+
+/* GET /api/v1/series?module=M&name=N: a module's per-container series. */
+static void h_series(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
+{
+	static const char *const names[] = {"module", "name"};
+	const char *vals[2];
+	char err[256];
+	unsigned status;
+
+	if (sl_api_params_only(p, n, names, 2, vals, err, sizeof(err))) {
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	if (!vals[0] || !vals[1]) {
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", !vals[0] ? "module: required" : "name: required");
+		return;
+	}
+	err[0] = 0;
+	json_t *j = sl_read_series(api->a, vals[0], vals[1], &status, err, sizeof(err));
+	if (!j) {
+		sl_api_reply_error(r, status, status_code(status), err[0] ? err : "series unavailable");
+		return;
+	}
+	reply_json(api, r, j, 200, "series");
+}
+
+/* GET /api/v1/<module><path>: a module's view, with plain parameters
+ * checked against its declaration before it runs. */
+static void h_view(struct sl_api *api, struct sl_module *m, const struct sl_api_view *v,
+		   const struct sl_api_param *p, size_t n, struct reply *r)
+{
+	const char *names[SL_API_MAX_PARAMS], *vals[SL_API_MAX_PARAMS];
+	struct sl_view_param vp[SL_API_MAX_PARAMS];
+	char err[256];
+	unsigned status = 200;
+	size_t nn = v->nparams < SL_API_MAX_PARAMS ? v->nparams : SL_API_MAX_PARAMS;
+
+	for (size_t i = 0; i < nn; i++)
+		names[i] = v->params[i].name;
+	if (sl_api_params_only(p, n, names, nn, vals, err, sizeof(err))) {
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		vp[i] = (struct sl_view_param){p[i].key, p[i].value};
+	err[0] = 0;
+	json_t *j = sl_read_view_get(api->a, m, v, vp, n, &status, err, sizeof(err));
+	if (!j) {
+		sl_api_reply_error(r, status, status_code(status), err[0] ? err : "view failed");
+		return;
+	}
+	reply_json(api, r, j, status, m->ops->name);
 }
 
 /* GET /api/v1/workloads and /api/v1/workloads/{id}/stats: answered from
@@ -162,7 +257,7 @@ static void h_workloads(struct sl_api *api, const struct sl_api_param *p, size_t
 		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
 		return;
 	}
-	sl_stats_api_list(api->a->stats, &sr);
+	sl_stats_api_list(sl_read_stats(api->a), &sr);
 	stats_reply(r, &sr);
 }
 
@@ -182,7 +277,7 @@ static void h_workload_stats(struct sl_api *api, const struct sl_api_param *p, s
 	}
 	memcpy(id, r->arg, al - sl);
 	id[al - sl] = 0;
-	sl_stats_api_workload(api->a->stats, id, &sr);
+	sl_stats_api_workload(sl_read_stats(api->a), id, &sr);
 	stats_reply(r, &sr);
 }
 
@@ -194,7 +289,8 @@ static const struct route {
 	{"/metrics", sl_api_h_metrics},
 	{"/api/v1/events", h_events},
 	{"/api/v1/containers", h_containers},
-	{"/api/v1/sched", h_sched},
+	{"/api/v1/schema/events", h_schema},
+	{"/api/v1/series", h_series},
 	{"/api/v1/workloads", h_workloads},
 	{"/api/v1/workloads/", h_workload_stats},
 };
@@ -316,6 +412,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	int admin = sl_api_caller_is_admin(&cs->caller);
 	enum sl_api_access need = sl_api_route_access(method, url);
+	struct sl_module *vm = NULL;
+	const struct sl_api_view *view = NULL;
+	static const char v1[] = "/api/v1/";
+	if (!strncmp(url, v1, sizeof(v1) - 1) && sl_read_view_find(api->a, url + sizeof(v1) - 1, &vm, &view))
+		view = NULL;
+	if (view && view->admin_only) /* an admin_only module view: as the admin routes */
+		need = SL_ACCESS_ADMIN;
 	if (need == SL_ACCESS_ADMIN && !admin) {
 		static struct sl_log_limit lim = SL_LOG_LIMIT_INIT(10);
 		atomic_fetch_add(&sl_api_counters.denied, 1);
@@ -353,7 +456,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		}
 	}
 
-	if (!rt) {
+	if (!rt && view) {
+		struct sl_api_params ps;
+		char msg[256];
+		if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+			snprintf(msg, sizeof(msg), "%.32s not allowed on %.120s (use GET)", method, url);
+			sl_api_reply_error(&r, 405, "METHOD_NOT_ALLOWED", msg);
+		} else if (sl_api_collect_params(c, &ps, msg, sizeof(msg))) {
+			sl_api_reply_error(&r, 400, "INVALID_ARGUMENT", msg);
+		} else {
+			h_view(api, vm, view, ps.p, ps.n, &r);
+		}
+	} else if (!rt) {
 		char msg[160];
 		snprintf(msg, sizeof(msg), "no route for %.120s", url);
 		sl_api_reply_error(&r, 404, "NOT_FOUND", msg);
@@ -397,7 +511,7 @@ static struct MHD_Daemon *start_daemon(struct sl_api *api, int fd, struct sl_api
 {
 	/* one thread: MHD's internal polling thread; more: a pool (MHD warns
 	 * about a pool of size 1, so the option is passed only above 1) */
-	unsigned threads = (unsigned)api->a->cfg.api.threads;
+	unsigned threads = (unsigned)sl_read_config(api->a)->api.threads;
 	struct MHD_OptionItem opts[] = {
 		{threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_ARRAY, threads, NULL},
 		{MHD_OPTION_END, 0, NULL},
@@ -583,7 +697,7 @@ static int listen_unix(struct sl_api *api, const char *path, char *err, size_t e
 		close(fd);
 		return -1;
 	}
-	gid_t g = api->a->cfg.api.admin_gid;
+	gid_t g = sl_read_config(api->a)->api.admin_gid;
 	mode_t mode = g == (gid_t)-1 ? 0600 : 0660; /* the admin group may connect */
 	if ((g != (gid_t)-1 && chown(path, (uid_t)-1, g) != 0) || chmod(path, mode) != 0 ||
 	    lstat(path, &st) != 0 || listen(fd, LISTEN_BACKLOG) != 0) {
@@ -604,7 +718,7 @@ static int listen_unix(struct sl_api *api, const char *path, char *err, size_t e
 
 struct sl_api *sl_api_start(struct sl_agent *a, char *err, size_t errlen)
 {
-	const char *tcp = a->cfg.api.listen, *unx = a->cfg.api.unix_socket;
+	const char *tcp = sl_read_config(a)->api.listen, *unx = sl_read_config(a)->api.unix_socket;
 	if (!tcp[0] && !unx[0]) {
 		snprintf(err, errlen, "api: neither api.listen nor api.unix_socket is set");
 		return NULL;
@@ -619,17 +733,17 @@ struct sl_api *sl_api_start(struct sl_agent *a, char *err, size_t errlen)
 	api->lis[0].api = api->lis[1].api = api;
 	api->lis[1].is_unix = 1;
 	pthread_mutex_init(&api->conn_mu, NULL);
-	api->header_timeout_s = a->cfg.api.header_timeout_s ? (unsigned)a->cfg.api.header_timeout_s : 10;
-	api->max_client = a->cfg.api.max_client_connections ? (unsigned)a->cfg.api.max_client_connections : 16;
-	if (a->cfg.api.token_file[0]) {
-		int tl = sl_api_token_load(a->cfg.api.token_file, 1, api->token, sizeof(api->token), err,
+	api->header_timeout_s = sl_read_config(a)->api.header_timeout_s ? (unsigned)sl_read_config(a)->api.header_timeout_s : 10;
+	api->max_client = sl_read_config(a)->api.max_client_connections ? (unsigned)sl_read_config(a)->api.max_client_connections : 16;
+	if (sl_read_config(a)->api.token_file[0]) {
+		int tl = sl_api_token_load(sl_read_config(a)->api.token_file, 1, api->token, sizeof(api->token), err,
 					   errlen);
 		if (tl < 0) {
 			sl_api_stop(api);
 			return NULL;
 		}
 		api->toklen = (size_t)tl;
-		sl_info(MOD, "admin bearer token from %s", a->cfg.api.token_file);
+		sl_info(MOD, "admin bearer token from %s", sl_read_config(a)->api.token_file);
 	}
 	if (sl_api_conn_guard_start(api)) {
 		snprintf(err, errlen, "api: cannot start the connection sweeper thread");

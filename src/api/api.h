@@ -8,9 +8,14 @@
  * replaced, a live one or a non-socket file is an error). Each listener gets
  * its own MHD daemon with an internal pool of cfg.api.threads threads.
  *
- * Threads: handlers run on MHD threads and touch only thread-safe state:
- * the store's query functions, sl_agent_health_json() and
- * sl_agent_write_metrics().
+ * Threads: handlers run on MHD threads and read the agent only through
+ * src/agent/read.h (the store's query functions, health, metrics, the
+ * event schema, the modules' views and series).
+ *
+ * Module views: GET /api/v1/<module><path> for every view a module
+ * declares (struct sl_api_view); parameters are plain: an empty value, a
+ * repeated name or an undeclared name is a 400 before the view runs; an
+ * admin_only view needs an admin caller (403 otherwise).
  */
 #ifndef SANDLENS_API_H
 #define SANDLENS_API_H
@@ -107,14 +112,15 @@ int sl_api_collect_params(struct MHD_Connection *c, struct sl_api_params *ps, ch
 			  size_t errlen);
 
 /* Builds the store filter for GET /api/v1/events from the query parameters
- * type, container, pod, since, until, limit, after_id, order (see
- * docs/API.md). since/until take RFC 3339, a duration meaning now_ns minus
+ * type (one of types[0..ntypes), the kinds of every module), container,
+ * pod, since, until, limit, after_id, order (see docs/API.md). since/until take RFC 3339, a duration meaning now_ns minus
  * it, or integer ns since the epoch. String fields of *f point into the
  * params' values (valid as long as they are). Returns 0, or -EINVAL with
  * "<param>: <reason>" in err for an unknown, repeated, empty or malformed
  * parameter. */
 int sl_api_parse_event_params(const struct sl_api_param *p, size_t n, int64_t now_ns,
-			      struct sl_event_filter *f, char *err, size_t errlen);
+			      const char *const *types, size_t ntypes, struct sl_event_filter *f, char *err,
+			      size_t errlen);
 
 /* For routes that take no parameters: 0 when n == 0, else -EINVAL and
  * "unknown parameter '<key>'" in err. */
@@ -153,14 +159,5 @@ char *sl_api_list_body(const char *key, json_t *items, size_t max, int64_t *curs
  * for max bytes; max must be >= 64. Returns the new length (len unchanged
  * when it already fits). */
 size_t sl_api_truncate_text(char *buf, size_t len, size_t max);
-
-/* GET /api/v1/sched body (api_sched.c): the sched module's snapshot
- * (sl_sched_json in src/modules/sched.h) as compact JSON, *status 200; 400
- * with an error body when any parameter is given; 503 (code UNAVAILABLE)
- * when the sched module is disabled or failed; 500 when the body would
- * exceed max bytes. Returns a malloc'd body (*len bytes), NULL only when
- * out of memory. */
-char *sl_api_sched_body(struct sl_agent *a, const struct sl_api_param *p, size_t n, size_t max,
-			unsigned *status, size_t *len);
 
 #endif

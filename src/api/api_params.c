@@ -1,6 +1,5 @@
 /* Query parameter parsing for the API (pure functions). */
 #include "api/api.h"
-#include "agent/agent.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -168,7 +167,8 @@ static int parse_time(const char *key, const char *v, int64_t now_ns, int64_t *o
 }
 
 int sl_api_parse_event_params(const struct sl_api_param *p, size_t n, int64_t now_ns,
-			      struct sl_event_filter *f, char *err, size_t errlen)
+			      const char *const *types, size_t ntypes, struct sl_event_filter *f, char *err,
+			      size_t errlen)
 {
 	static const char *const known[] = {"type", "container", "pod",      "since",
 					    "until", "limit",    "after_id", "order"};
@@ -195,12 +195,17 @@ int sl_api_parse_event_params(const struct sl_api_param *p, size_t n, int64_t no
 		switch (ki) {
 		case K_TYPE: {
 			int known = 0;
-			for (int t = 0; t < SL_K_MAX; t++)
-				known |= !strcmp(v, sl_evkind_names[t]);
+			char want[512];
+			size_t wl = 0;
+			want[0] = 0;
+			for (size_t t = 0; t < ntypes; t++) {
+				known |= !strcmp(v, types[t]);
+				if (wl < sizeof(want))
+					wl += (size_t)snprintf(want + wl, sizeof(want) - wl, "%s%s", t ? "|" : "",
+							       types[t]);
+			}
 			if (!known)
-				return fail(err, errlen,
-					    "%s: unknown event type '%s' (want exec|exit|signal|oom|sched_delay)",
-					    k, v);
+				return fail(err, errlen, "%s: unknown event type '%s' (want %s)", k, v, want);
 			f->type = v;
 			break;
 		}

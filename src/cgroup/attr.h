@@ -66,8 +66,15 @@ int sl_cgpath_parse_opts(const char *path, const struct sl_cgpath_opts *opts,
  * 0:: line that points elsewhere on hybrid hosts). Returns 0 or -EINVAL. */
 int sl_cgproc_parse(const char *text, struct sl_attr *out);
 
+/* v1 controllers whose hierarchies the agent reads (statistics, sched, the
+ * agent's own cgroup), each found by the same mountinfo pass. */
+enum sl_cg_ctrl { SL_CG_MEMORY, SL_CG_CPU, SL_CG_CPUACCT, SL_CG_BLKIO, SL_CG_PIDS, SL_CG_NCTRL };
+extern const char *const sl_cg_ctrl_names[SL_CG_NCTRL]; /* "memory", "cpu", ... */
+
 /* Hierarchies the resolver walks, found from /proc/self/mountinfo (or given
- * for fixture trees in tests). Empty string = not mounted. */
+ * for fixture trees in tests). Empty string = not mounted. The one mount
+ * discovery of the agent: everything that needs a cgroup mount gets it from
+ * the agent's copy (issue 9 item 3). */
 struct sl_cg_mounts {
 	char v2[256];        /* cgroup2 mount, e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified */
 	char v1[256];        /* v1 mount holding the chosen controller, e.g. /sys/fs/cgroup/memory */
@@ -75,6 +82,9 @@ struct sl_cg_mounts {
 	int v1_hierarchy_id; /* from /proc/cgroups, -1 when unknown */
 	uint64_t v2_root_id; /* st_ino of the v2 mount root */
 	uint64_t v1_root_id;
+	/* v1 mount of each enum sl_cg_ctrl controller ("" none; a controller
+	 * co-mounted with another, e.g. cpu,cpuacct, has the same path) */
+	char v1_ctrl[SL_CG_NCTRL][256];
 };
 
 /* Find the mounts from a mountinfo file (normally /proc/self/mountinfo)
@@ -107,6 +117,7 @@ struct sl_attr_cache_config {
 
 struct sl_attr_cache_stats {
 	uint64_t hits, misses, negative_hits, evictions, expired, rmdir_drops, walks;
+	uint64_t walk_cut; /* directories the walks' bounds left out (cgwalk.h) */
 	size_t entries;
 };
 

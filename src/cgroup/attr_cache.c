@@ -10,7 +10,8 @@
  * positive entry answers; a fresh negative entry answers "unknown"; an
  * expired positive entry is revalidated with one stat() of mount+path (same
  * inode -> refreshed, no walk); other expired entries are dropped; (4) miss:
- * walk the hierarchy (opendir recursion, no mount crossing, depth <= 64) for
+ * walk the hierarchy (the one walker, cgwalk.h: no mount crossing, no
+ * symlinks, depth <= SL_CGWALK_MAX_DEPTH) for
  * the directory with st_ino == id (cgroup id == kernfs node id == inode
  * number on 64-bit kernels). While the cache has free room the walk also
  * records other directories it passes (at the LRU tail, never evicting).
@@ -22,9 +23,7 @@
  * grace (SL_ATTR_RMDIR_GRACE_NS), so late samples of a dead container still
  * resolve.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +36,9 @@
 #include <uthash.h>
 
 #include "cgroup/attr.h"
+#include "cgroup/cgwalk.h"
 
 #define SWEEP_STEP 4
-#define WALK_MAX_DEPTH 64
 #define NS_PER_SEC 1000000000ull
 
 struct cache_key {
@@ -213,76 +212,37 @@ static void sweep(struct sl_attr_cache *c, uint64_t now_ns)
 	}
 }
 
-/* ---- hierarchy walk ---- */
+/* ---- hierarchy walk (the one walker, cgwalk.h) ---- */
 
 struct walk {
 	struct sl_attr_cache *c;
 	int hier;
 	uint64_t target, now_ns;
-	dev_t dev;
 	bool found;
-	char path[4096]; /* relative path being visited, starts with '/' */
-	size_t len;
 };
-
-static void walk_record(struct walk *w, uint64_t ino)
-{
-	struct sl_attr a;
-	sl_cgpath_parse_opts(w->path, &w->c->cfg.path_opts, &a);
-	uint64_t exp = w->now_ns + w->c->cfg.positive_ttl_ns;
-	if (ino == w->target) {
-		if (put(w->c, w->hier, ino, w->path, &a, exp, false))
-			w->found = true;
-		return;
-	}
-	struct cache_entry *e = find(w->c, w->hier, ino);
-	if (e && !e->negative)
-		return;
-	if (e || w->c->n < w->c->cfg.capacity)
-		put(w->c, w->hier, ino, w->path, &a, exp, true);
-}
 
 static bool walk_done(const struct walk *w)
 {
 	return w->found && w->c->n >= w->c->cfg.capacity;
 }
 
-static void walk_dir(struct walk *w, int dfd, int depth)
+static int walk_record(const struct sl_cgwalk_ent *e, void *arg)
 {
-	DIR *d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return;
-	}
-	struct dirent *de;
-	while (!walk_done(w) && (de = readdir(d)) != NULL) {
-		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
-			continue;
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		struct stat sb;
-		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
-		    !S_ISDIR(sb.st_mode) || sb.st_dev != w->dev)
-			continue;
-		size_t nl = strlen(de->d_name);
-		size_t save = w->len;
-		if (save + 1 + nl + 1 > sizeof(w->path))
-			continue;
-		if (save > 1)
-			w->path[w->len++] = '/';
-		memcpy(w->path + w->len, de->d_name, nl + 1);
-		w->len += nl;
-		walk_record(w, (uint64_t)sb.st_ino);
-		if (depth < WALK_MAX_DEPTH && !walk_done(w)) {
-			int sub = openat(dirfd(d), de->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub >= 0)
-				walk_dir(w, sub, depth + 1);
+	struct walk *w = arg;
+	struct sl_attr a;
+	sl_cgpath_parse_opts(e->rel, &w->c->cfg.path_opts, &a);
+	uint64_t exp = w->now_ns + w->c->cfg.positive_ttl_ns;
+	if (e->ino == w->target) {
+		if (put(w->c, w->hier, e->ino, e->rel, &a, exp, false))
+			w->found = true;
+	} else {
+		struct cache_entry *ce = find(w->c, w->hier, e->ino);
+		if (!ce || ce->negative) {
+			if (ce || w->c->n < w->c->cfg.capacity)
+				put(w->c, w->hier, e->ino, e->rel, &a, exp, true);
 		}
-		w->len = save;
-		w->path[save] = '\0';
 	}
-	closedir(d);
+	return walk_done(w) ? SL_CGWALK_STOP : SL_CGWALK_DESCEND;
 }
 
 /* Returns true if the id was found (and inserted). */
@@ -291,31 +251,14 @@ static bool walk(struct sl_attr_cache *c, int hier, uint64_t id, uint64_t now_ns
 	const char *m = mount_of(c, hier);
 	if (!m[0])
 		return false;
-	int fd = open(m, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	struct walk w = {.c = c, .hier = hier, .target = id, .now_ns = now_ns};
+	struct sl_cgwalk_opts o = {.same_dev = 1};
+	struct sl_cgwalk_stats st;
+	if (sl_cgwalk(m, &o, walk_record, &w, &st) != 0)
 		return false;
-	struct stat sb;
-	if (fstat(fd, &sb) != 0) {
-		close(fd);
-		return false;
-	}
 	c->st.walks++;
-	struct walk *w = calloc(1, sizeof(*w));
-	if (!w) {
-		close(fd);
-		return false;
-	}
-	w->c = c;
-	w->hier = hier;
-	w->target = id;
-	w->now_ns = now_ns;
-	w->dev = sb.st_dev;
-	w->path[0] = '/';
-	w->len = 1;
-	walk_dir(w, fd, 1);
-	bool found = w->found;
-	free(w);
-	return found;
+	c->st.walk_cut += sl_cgwalk_cut(&st);
+	return w.found;
 }
 
 /* Does mount+path still name the directory with inode id? */

@@ -4,7 +4,8 @@
  * (7) is zero or more optional fields ended by "-"; (9) fstype, (11) super
  * options. Paths escape space, tab, newline and backslash as \ooo octal.
  * cgroup2 -> v2; the first "cgroup" mount whose super options contain the
- * controller as a whole comma-separated word -> v1. The v1 hierarchy id is
+ * controller as a whole comma-separated word -> v1; the same for each of
+ * sl_cg_ctrl_names -> v1_ctrl[]. The v1 hierarchy id is
  * column 2 of /proc/cgroups ("#subsys_name hierarchy num_cgroups enabled").
  * Root ids are st_ino of the mount point (kernfs node id of the root cgroup).
  */
@@ -73,6 +74,8 @@ static int hierarchy_id(const char *cgroups_path, const char *controller)
 	return id;
 }
 
+const char *const sl_cg_ctrl_names[SL_CG_NCTRL] = {"memory", "cpu", "cpuacct", "blkio", "pids"};
+
 /* One mountinfo line (NUL-terminated, no newline; modified in place). */
 static void mount_line(char *line, const char *v1_controller, struct sl_cg_mounts *out)
 {
@@ -98,9 +101,12 @@ static void mount_line(char *line, const char *v1_controller, struct sl_cg_mount
 	if (strcmp(fstype, "cgroup2") == 0) {
 		if (!out->v2[0])
 			snprintf(out->v2, sizeof(out->v2), "%s", mnt);
-	} else if (strcmp(fstype, "cgroup") == 0 && v1_controller && *v1_controller &&
-		   !out->v1[0] && has_word(sopts, v1_controller)) {
-		snprintf(out->v1, sizeof(out->v1), "%s", mnt);
+	} else if (strcmp(fstype, "cgroup") == 0) {
+		if (v1_controller && *v1_controller && !out->v1[0] && has_word(sopts, v1_controller))
+			snprintf(out->v1, sizeof(out->v1), "%s", mnt);
+		for (int i = 0; i < SL_CG_NCTRL; i++)
+			if (!out->v1_ctrl[i][0] && has_word(sopts, sl_cg_ctrl_names[i]))
+				snprintf(out->v1_ctrl[i], sizeof(out->v1_ctrl[i]), "%s", mnt);
 	}
 }
 

@@ -1,8 +1,12 @@
+/* The shared runc state index: immutable, reference-counted snapshots
+ * (runc_state.h). */
 #include "cgroup/runc_state.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,19 +17,30 @@
 struct dir_entry {
 	char *dir; /* key */
 	char *id;
-	uint64_t gone_ns; /* 0: listed by runc now; else when it was last seen missing */
-	int seen;         /* (rebuild) listed in this rebuild */
+	uint64_t gone_ns; /* 0: listed by runc now; else when it was first seen missing */
+	int seen;         /* listed by the state that made this snapshot (first one wins) */
 	UT_hash_handle hh;
+};
+
+/* Immutable once published. */
+struct sl_runc_snap {
+	atomic_uint refs;
+	const struct sl_runc_index *ix; /* for the grace (outlives every snapshot) */
+	struct dir_entry *map;
+	struct timespec mtime; /* of the root when built */
+	int root_ok;           /* the root existed */
+	int built;             /* made from the root (not the empty start snapshot) */
+	int pending;           /* a container directory had no state.json yet */
+	uint64_t built_ns;
 };
 
 struct sl_runc_index {
 	char root[256];
-	struct timespec mtime; /* of root at the last rebuild */
-	int built;
-	int pending; /* a container directory had no state.json yet (runc mid-create) */
-	struct dir_entry *map;
-	uint64_t errors;
-	uint64_t grace_ns;
+	pthread_mutex_t ptr_mu;   /* guards cur: a pointer swap or taking a reference, nothing else */
+	pthread_mutex_t build_mu; /* one rebuild at a time; readers only trylock it */
+	struct sl_runc_snap *cur; /* holds one reference; never NULL after new */
+	_Atomic uint64_t errors, rebuilds;
+	_Atomic uint64_t grace_ns, min_ns;
 };
 
 static uint64_t mono_ns(void)
@@ -35,92 +50,290 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-struct sl_runc_index *sl_runc_index_new(const char *root)
-{
-	struct sl_runc_index *ix = calloc(1, sizeof(*ix));
-	if (ix) {
-		snprintf(ix->root, sizeof(ix->root), "%s", root);
-		ix->grace_ns = SL_RUNC_GONE_GRACE_NS;
-	}
-	return ix;
-}
+/* ---------------------------------------------------------- snapshots */
 
-void sl_runc_index_set_grace(struct sl_runc_index *ix, uint64_t grace_ns)
-{
-	if (ix)
-		ix->grace_ns = grace_ns;
-}
-
-static void entry_free(struct sl_runc_index *ix, struct dir_entry *e)
-{
-	HASH_DEL(ix->map, e);
-	free(e->dir);
-	free(e->id);
-	free(e);
-}
-
-static void clear(struct sl_runc_index *ix)
+static void snap_free(struct sl_runc_snap *s)
 {
 	struct dir_entry *e, *tmp;
-	HASH_ITER(hh, ix->map, e, tmp)
-		entry_free(ix, e);
+	HASH_ITER(hh, s->map, e, tmp) {
+		HASH_DEL(s->map, e);
+		free(e->dir);
+		free(e->id);
+		free(e);
+	}
+	free(s);
 }
 
-void sl_runc_index_free(struct sl_runc_index *ix)
+void sl_runc_snap_put(struct sl_runc_snap *s)
 {
-	if (!ix)
-		return;
-	clear(ix);
-	free(ix);
+	if (s && atomic_fetch_sub(&s->refs, 1) == 1)
+		snap_free(s);
 }
 
-static void add(struct sl_runc_index *ix, const char *dir, const char *id)
+static struct sl_runc_snap *snap_new(const struct sl_runc_index *ix)
+{
+	struct sl_runc_snap *s = calloc(1, sizeof(*s));
+	if (s) {
+		atomic_init(&s->refs, 1);
+		s->ix = ix;
+	}
+	return s;
+}
+
+/* Insert dir -> id into the snapshot being made. seen: listed by a state
+ * now (a second state listing the same directory is ignored; one carried
+ * from the last snapshot is replaced). Returns 0 or -ENOMEM. */
+static int put_entry(struct sl_runc_snap *s, const char *dir, const char *id, uint64_t gone_ns, int seen)
 {
 	struct dir_entry *e;
-	HASH_FIND_STR(ix->map, dir, e);
-	if (e && e->seen)
-		return; /* first state listing the directory wins */
-	if (e) { /* known from the last rebuild (or in its grace): listed again */
+	HASH_FIND_STR(s->map, dir, e);
+	if (e && (e->seen || !seen))
+		return 0;
+	if (e) {
 		char *nid = strdup(id);
-		if (nid) {
-			free(e->id);
-			e->id = nid;
-		}
+		if (!nid)
+			return -ENOMEM;
+		free(e->id);
+		e->id = nid;
 		e->seen = 1;
 		e->gone_ns = 0;
-		return;
+		return 0;
 	}
 	e = calloc(1, sizeof(*e));
 	if (!e)
-		return;
+		return -ENOMEM;
 	e->dir = strdup(dir);
 	e->id = strdup(id);
 	if (!e->dir || !e->id) {
 		free(e->dir);
 		free(e->id);
 		free(e);
-		return;
+		return -ENOMEM;
 	}
-	e->seen = 1;
-	HASH_ADD_KEYPTR(hh, ix->map, e->dir, strlen(e->dir), e);
+	e->gone_ns = gone_ns;
+	e->seen = seen;
+	HASH_ADD_KEYPTR(hh, s->map, e->dir, strlen(e->dir), e);
+	return 0;
+}
+
+static int expired(const struct sl_runc_snap *s, const struct dir_entry *e, uint64_t now)
+{
+	return e->gone_ns && now - e->gone_ns >= atomic_load(&s->ix->grace_ns);
+}
+
+int sl_runc_snap_lookup(const struct sl_runc_snap *s, const char *dir, char *id, size_t idlen)
+{
+	struct dir_entry *e;
+	if (!s || !dir)
+		return 0;
+	HASH_FIND_STR(s->map, dir, e);
+	if (!e || expired(s, e, mono_ns()))
+		return 0;
+	if (id && idlen)
+		snprintf(id, idlen, "%s", e->id);
+	return 1;
 }
 
 /* Index one parsed state: "id" and every string of "cgroup_paths". */
-static int add_state_json(struct sl_runc_index *ix, json_t *st)
+static int add_state_json(struct sl_runc_index *ix, struct sl_runc_snap *s, json_t *st)
 {
 	const char *id = json_string_value(json_object_get(st, "id"));
 	json_t *paths = json_object_get(st, "cgroup_paths");
 	const char *k;
 	json_t *v;
 	if (!id || !json_is_object(paths)) {
-		ix->errors++;
+		atomic_fetch_add(&ix->errors, 1);
 		return -EINVAL;
 	}
 	json_object_foreach(paths, k, v) {
-		if (json_is_string(v))
-			add(ix, json_string_value(v), id);
+		if (json_is_string(v) && put_entry(s, json_string_value(v), id, 0, 1))
+			return -ENOMEM;
 	}
 	return 0;
+}
+
+static void load_state(struct sl_runc_index *ix, struct sl_runc_snap *s, const char *name)
+{
+	char path[600];
+	json_error_t jerr;
+	snprintf(path, sizeof(path), "%s/%s/state.json", ix->root, name);
+	json_t *st = json_load_file(path, 0, &jerr);
+	if (!st) {
+		struct stat sb;
+		if (stat(path, &sb) != 0 && errno == ENOENT)
+			s->pending = 1; /* runc has made the directory, not yet the state */
+		else
+			atomic_fetch_add(&ix->errors, 1);
+		return;
+	}
+	add_state_json(ix, s, st);
+	json_decref(st);
+}
+
+/* A new snapshot from the state root; containers of prev that runc no
+ * longer lists are carried with their gone time until their grace ends. */
+static struct sl_runc_snap *rebuild(struct sl_runc_index *ix, const struct sl_runc_snap *prev)
+{
+	struct sl_runc_snap *s = snap_new(ix);
+	struct stat sb;
+	if (!s)
+		return NULL;
+	s->built = 1;
+	s->built_ns = mono_ns();
+	if (stat(ix->root, &sb) == 0) {
+		s->root_ok = 1;
+		s->mtime = sb.st_mtim;
+	}
+	DIR *d = s->root_ok ? opendir(ix->root) : NULL;
+	if (d) {
+		struct dirent *de;
+		while ((de = readdir(d)))
+			if (de->d_name[0] != '.')
+				load_state(ix, s, de->d_name);
+		closedir(d);
+	}
+	/* no root: runc is gone, so are its containers (no grace) */
+	struct dir_entry *e, *tmp;
+	if (s->root_ok && prev) {
+		HASH_ITER(hh, prev->map, e, tmp) {
+			uint64_t gone = e->gone_ns ? e->gone_ns : s->built_ns;
+			if (s->built_ns - gone < atomic_load(&ix->grace_ns))
+				put_entry(s, e->dir, e->id, gone, 0);
+		}
+	}
+	atomic_fetch_add(&ix->rebuilds, 1);
+	return s;
+}
+
+/* ---------------------------------------------------------- the index */
+
+struct sl_runc_index *sl_runc_index_new(const char *root)
+{
+	struct sl_runc_index *ix = calloc(1, sizeof(*ix));
+	if (!ix)
+		return NULL;
+	snprintf(ix->root, sizeof(ix->root), "%s", root ? root : "");
+	atomic_init(&ix->grace_ns, SL_RUNC_GONE_GRACE_NS);
+	atomic_init(&ix->min_ns, SL_RUNC_REBUILD_MIN_NS);
+	ix->cur = snap_new(ix);
+	if (!ix->cur) {
+		free(ix);
+		return NULL;
+	}
+	pthread_mutex_init(&ix->ptr_mu, NULL);
+	pthread_mutex_init(&ix->build_mu, NULL);
+	return ix;
+}
+
+void sl_runc_index_free(struct sl_runc_index *ix)
+{
+	if (!ix)
+		return;
+	sl_runc_snap_put(ix->cur);
+	pthread_mutex_destroy(&ix->ptr_mu);
+	pthread_mutex_destroy(&ix->build_mu);
+	free(ix);
+}
+
+void sl_runc_index_set_grace(struct sl_runc_index *ix, uint64_t grace_ns)
+{
+	if (ix)
+		atomic_store(&ix->grace_ns, grace_ns);
+}
+
+void sl_runc_index_set_min_interval(struct sl_runc_index *ix, uint64_t ns)
+{
+	if (ix)
+		atomic_store(&ix->min_ns, ns);
+}
+
+/* The current snapshot with a reference. */
+static struct sl_runc_snap *ref_cur(struct sl_runc_index *ix)
+{
+	pthread_mutex_lock(&ix->ptr_mu);
+	struct sl_runc_snap *s = ix->cur;
+	atomic_fetch_add(&s->refs, 1);
+	pthread_mutex_unlock(&ix->ptr_mu);
+	return s;
+}
+
+/* Publish n (the caller's reference becomes the index's). */
+static void publish(struct sl_runc_index *ix, struct sl_runc_snap *n)
+{
+	pthread_mutex_lock(&ix->ptr_mu);
+	struct sl_runc_snap *old = ix->cur;
+	ix->cur = n;
+	pthread_mutex_unlock(&ix->ptr_mu);
+	sl_runc_snap_put(old);
+}
+
+/* Should s be rebuilt? on_miss: a lookup missed (a pending state may have
+ * been written since). */
+static int stale(struct sl_runc_index *ix, const struct sl_runc_snap *s, int on_miss)
+{
+	if (!s->built)
+		return 1;
+	if (mono_ns() - s->built_ns < atomic_load(&ix->min_ns))
+		return 0;
+	struct stat sb;
+	if (stat(ix->root, &sb) != 0)
+		return s->root_ok || s->map != NULL;
+	if (!s->root_ok || sb.st_mtim.tv_sec != s->mtime.tv_sec || sb.st_mtim.tv_nsec != s->mtime.tv_nsec)
+		return 1;
+	return on_miss && s->pending;
+}
+
+/* Rebuild if no other thread is at it; returns a referenced snapshot
+ * newer than s, or NULL (keep s). The caller found s stale. */
+static struct sl_runc_snap *refresh(struct sl_runc_index *ix, const struct sl_runc_snap *s)
+{
+	if (pthread_mutex_trylock(&ix->build_mu) != 0)
+		return NULL; /* being rebuilt: go on with s, never wait */
+	struct sl_runc_snap *c = ref_cur(ix), *n = NULL;
+	if (c != s && !stale(ix, c, 0)) {
+		pthread_mutex_unlock(&ix->build_mu);
+		return c; /* another thread published a fresh one meanwhile */
+	}
+	n = rebuild(ix, c);
+	sl_runc_snap_put(c);
+	if (n) {
+		atomic_fetch_add(&n->refs, 1); /* the caller's; the first is the index's */
+		publish(ix, n);
+	}
+	pthread_mutex_unlock(&ix->build_mu);
+	return n;
+}
+
+struct sl_runc_snap *sl_runc_index_get(struct sl_runc_index *ix)
+{
+	if (!ix)
+		return NULL;
+	struct sl_runc_snap *s = ref_cur(ix);
+	if (stale(ix, s, 0)) {
+		struct sl_runc_snap *n = refresh(ix, s);
+		if (n) {
+			sl_runc_snap_put(s);
+			s = n;
+		}
+	}
+	return s;
+}
+
+int sl_runc_index_lookup(struct sl_runc_index *ix, const char *dir, char *id, size_t idlen)
+{
+	if (!ix || !dir)
+		return 0;
+	struct sl_runc_snap *s = sl_runc_index_get(ix);
+	int r = sl_runc_snap_lookup(s, dir, id, idlen);
+	if (!r && s && s->pending && stale(ix, s, 1)) {
+		struct sl_runc_snap *n = refresh(ix, s);
+		if (n) {
+			r = sl_runc_snap_lookup(n, dir, id, idlen);
+			sl_runc_snap_put(n);
+		}
+	}
+	sl_runc_snap_put(s);
+	return r;
 }
 
 int sl_runc_index_add_state(struct sl_runc_index *ix, const char *buf, size_t len)
@@ -130,94 +343,55 @@ int sl_runc_index_add_state(struct sl_runc_index *ix, const char *buf, size_t le
 	json_error_t jerr;
 	json_t *st = json_loadb(buf, len, 0, &jerr);
 	if (!st) {
-		ix->errors++;
+		atomic_fetch_add(&ix->errors, 1);
 		return -EINVAL;
 	}
-	int rc = add_state_json(ix, st);
+	pthread_mutex_lock(&ix->build_mu);
+	struct sl_runc_snap *c = ref_cur(ix), *n = snap_new(ix);
+	int rc = n ? 0 : -ENOMEM;
+	if (n) {
+		n->mtime = c->mtime;
+		n->root_ok = c->root_ok;
+		n->built = c->built;
+		n->pending = c->pending;
+		n->built_ns = c->built_ns;
+		struct dir_entry *e, *tmp;
+		HASH_ITER(hh, c->map, e, tmp) {
+			if ((rc = put_entry(n, e->dir, e->id, e->gone_ns, e->seen)))
+				break;
+		}
+		if (!rc)
+			rc = add_state_json(ix, n, st);
+	}
+	if (rc) {
+		if (n)
+			snap_free(n);
+	} else {
+		publish(ix, n);
+	}
+	sl_runc_snap_put(c);
+	pthread_mutex_unlock(&ix->build_mu);
 	json_decref(st);
 	return rc;
 }
 
-static void load_state(struct sl_runc_index *ix, const char *name)
+uint64_t sl_runc_index_errors(const struct sl_runc_index *ix) { return ix ? atomic_load(&ix->errors) : 0; }
+
+uint64_t sl_runc_index_rebuilds(const struct sl_runc_index *ix)
 {
-	char path[600];
-	json_error_t jerr;
-	snprintf(path, sizeof(path), "%s/%s/state.json", ix->root, name);
-	json_t *st = json_load_file(path, 0, &jerr);
-	if (!st) {
-		struct stat sb;
-		if (stat(path, &sb) != 0 && errno == ENOENT)
-			ix->pending = 1; /* runc has made the directory, not yet the state */
-		else
-			ix->errors++;
-		return;
-	}
-	add_state_json(ix, st);
-	json_decref(st);
+	return ix ? atomic_load(&ix->rebuilds) : 0;
 }
 
-static void rebuild(struct sl_runc_index *ix, const struct timespec *mtime)
+size_t sl_runc_index_size(struct sl_runc_index *ix)
 {
-	DIR *d = opendir(ix->root);
-	struct dirent *de;
-	struct dir_entry *e, *tmp;
-
-	HASH_ITER(hh, ix->map, e, tmp)
-		e->seen = 0;
-	ix->mtime = *mtime;
-	ix->built = 1;
-	ix->pending = 0;
-	if (d) {
-		while ((de = readdir(d))) {
-			if (de->d_name[0] == '.')
-				continue;
-			load_state(ix, de->d_name);
-		}
-		closedir(d);
-	}
-	/* containers runc no longer lists (deleted) answer for a grace period:
-	 * what they did last (scheduler samples read at the next tick, late
-	 * events) is still theirs */
+	if (!ix)
+		return 0;
+	struct sl_runc_snap *s = ref_cur(ix);
+	size_t n = 0;
 	uint64_t now = mono_ns();
-	HASH_ITER(hh, ix->map, e, tmp) {
-		if (e->seen)
-			continue;
-		if (!e->gone_ns)
-			e->gone_ns = now;
-		else if (now - e->gone_ns >= ix->grace_ns)
-			entry_free(ix, e);
-	}
+	struct dir_entry *e, *tmp;
+	HASH_ITER(hh, s->map, e, tmp)
+		n += !expired(s, e, now);
+	sl_runc_snap_put(s);
+	return n;
 }
-
-int sl_runc_index_lookup(struct sl_runc_index *ix, const char *dir, char *id, size_t idlen)
-{
-	struct stat st;
-	struct dir_entry *e;
-
-	if (!ix || !dir)
-		return 0;
-	if (stat(ix->root, &st) != 0) {
-		if (ix->map)
-			clear(ix);
-		return 0;
-	}
-	if (!ix->built || st.st_mtim.tv_sec != ix->mtime.tv_sec || st.st_mtim.tv_nsec != ix->mtime.tv_nsec)
-		rebuild(ix, &st.st_mtim);
-	HASH_FIND_STR(ix->map, dir, e);
-	if (!e && ix->pending) { /* a state may have appeared since */
-		rebuild(ix, &st.st_mtim);
-		HASH_FIND_STR(ix->map, dir, e);
-	}
-	if (e && e->gone_ns && mono_ns() - e->gone_ns >= ix->grace_ns) {
-		entry_free(ix, e);
-		e = NULL;
-	}
-	if (!e)
-		return 0;
-	snprintf(id, idlen, "%s", e->id);
-	return 1;
-}
-
-uint64_t sl_runc_index_errors(const struct sl_runc_index *ix) { return ix ? ix->errors : 0; }
-
-size_t sl_runc_index_size(const struct sl_runc_index *ix) { return ix ? HASH_COUNT(ix->map) : 0; }

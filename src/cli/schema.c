@@ -6,7 +6,7 @@
 #include <string.h>
 
 /* Common fields of events from an agent without the schema route, plus
- * the ones the module contract adds (src/agent/module_contract.h). */
+ * the ones the module contract adds (src/agent/module.h). */
 static const char *const fallback_common[] = {
 	"time",	     "type",	 "severity",	     "subject_kind", "pid",	 "ppid",
 	"tid",	     "comm",	 "cgroup_id",	     "cgroup_v1_id", "cgroup_hierarchy", "container_id",

@@ -5,7 +5,6 @@
 #include "modules/proc_redact.h"
 #include "modules/proc_sweep.h"
 #include "sandlens/token_bucket.h"
-#include "agent/agent.h"
 #include "agent/probe.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -29,7 +28,6 @@ static const char *const type_name[T_N] = {"exec", "exit", "signal"};
 
 struct proc_priv {
 	struct proc_bpf *skel;
-	struct sl_agent *agent;
 	int ncpus;
 	_Atomic uint64_t truncated_total;    /* Σ truncated_count delivered (exec) */
 	_Atomic uint64_t exit_truncated;     /* Σ truncated_count delivered (exit) */
@@ -74,14 +72,6 @@ unsigned sl_proc_get_rate_shift(struct sl_module *m)
 {
 	struct proc_priv *pp = running(m);
 	return pp ? __atomic_load_n(&pp->skel->bss->rate_shift, __ATOMIC_RELAXED) : 0;
-}
-
-struct sl_module *sl_proc_find(struct sl_agent *a)
-{
-	for (int i = 0; a && i < a->nmodules; i++)
-		if (a->modules[i].ops == &sl_proc_module)
-			return &a->modules[i];
-	return NULL;
 }
 
 /* ---------- decoding ---------- */
@@ -153,11 +143,73 @@ static void comm_copy(char *dst, const char *src)
 	dst[SL_COMM_LEN] = 0;
 }
 
+/* A task object for actor/victim-style fields: attributed through the
+ * agent when m is given, else the host fields only (unit tests). */
+static json_t *task_obj(struct sl_module *m, const struct sl_task_id *t)
+{
+	char c[SL_COMM_LEN + 1];
+	json_t *o;
+
+	if (m && m->agent)
+		return sl_module_task_json(m, t);
+	comm_copy(c, t->comm);
+	o = json_object();
+	json_object_set_new(o, "pid", json_integer(t->pid));
+	json_object_set_new(o, "comm", sl_json_str_lossy(c, strlen(c)));
+	json_object_set_new(o, "cgroup_id", json_integer((json_int_t)t->cgroup_id));
+	return o;
+}
+
+json_t *sl_proc_signal_fields(struct sl_module *m, const struct sl_signal_event *e, size_t size)
+{
+	char sc[SL_COMM_LEN + 1], tc[SL_COMM_LEN + 1];
+	json_t *o;
+
+	if (size < sizeof(*e))
+		return NULL;
+	comm_copy(sc, e->sender.comm);
+	comm_copy(tc, e->target.comm);
+	o = json_object();
+	json_object_set_new(o, "signal", json_integer(e->signal));
+	json_object_set_new(o, "si_code", json_integer(e->si_code));
+	json_object_set_new(o, "sender_pid", json_integer(e->sender.pid));
+	json_object_set_new(o, "sender_comm", sl_json_str_lossy(sc, strlen(sc)));
+	json_object_set_new(o, "target_pid", json_integer(e->target.pid));
+	json_object_set_new(o, "target_comm", sl_json_str_lossy(tc, strlen(tc)));
+	json_object_set_new(o, "sender", task_obj(m, &e->sender));
+	json_object_set_new(o, "truncated_count", json_integer((json_int_t)e->truncated_count));
+	return o;
+}
+
+json_t *sl_proc_oom_fields(struct sl_module *m, const struct sl_oom_event *e, size_t size)
+{
+	json_t *o;
+
+	if (size < sizeof(*e))
+		return NULL;
+	o = json_object();
+	json_object_set_new(o, "constraint", json_string(sl_oom_constraint_name(e->constraint)));
+	json_object_set_new(o, "constraint_source",
+			    json_string(e->constraint_source == SL_OOM_SRC_KPROBE ? "kprobe" : "inferred"));
+	if (e->constraint == SL_OOM_MEMCG)
+		json_object_set_new(o, "memcg_limit_bytes", json_integer((json_int_t)e->memcg_limit_bytes));
+	json_object_set_new(o, "actor", task_obj(m, &e->actor));
+	json_object_set_new(o, "victim", task_obj(m, &e->victim));
+	return o;
+}
+
+static void emit_task(struct sl_module *m, unsigned kind, uint64_t ts, const struct sl_task_id *t, json_t *o,
+		      uint64_t weight)
+{
+	struct sl_subject subj = {.kind = SL_SUBJ_TASK, .task = t};
+	sl_module_emit(m, kind, ts, &subj, o, weight);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct sl_module *m = ctx;
 	struct proc_priv *pp = m->priv;
-	struct sl_agent *a = pp->agent;
+	const struct sl_proc_cfg *cfg = sl_module_cfg(m);
 	const struct sl_hdr *h = data;
 	json_t *o;
 
@@ -166,13 +218,13 @@ static int on_record(void *ctx, void *data, size_t size)
 	switch (h->type) {
 	case SL_EV_EXEC: {
 		const struct sl_exec_event *e = data;
-		if (!(o = sl_proc_exec_fields_redact(e, size, (const char (*)[64])a->cfg.proc.redact,
-						     a->cfg.proc.nredact)))
+		if (!(o = sl_proc_exec_fields_redact(e, size, (const char (*)[64])cfg->redact_args.v,
+						     cfg->redact_args.n)))
 			goto bad;
 		if (json_object_get(o, "args_redacted"))
 			atomic_fetch_add(&pp->args_redacted, 1);
 		atomic_fetch_add(&pp->truncated_total, e->truncated_count);
-		sl_pipeline_emit(a, SL_K_EXEC, h->ts_ns, &e->task, o, 1 + e->truncated_count);
+		emit_task(m, SL_PROC_K_EXEC, h->ts_ns, &e->task, o, 1 + e->truncated_count);
 		return 0;
 	}
 	case SL_EV_EXIT: {
@@ -180,60 +232,46 @@ static int on_record(void *ctx, void *data, size_t size)
 		if (!(o = sl_proc_exit_fields(e, size)))
 			goto bad;
 		atomic_fetch_add(&pp->exit_truncated, e->truncated_count);
-		sl_pipeline_emit(a, SL_K_EXIT, h->ts_ns, &e->task, o, 1 + e->truncated_count);
+		emit_task(m, SL_PROC_K_EXIT, h->ts_ns, &e->task, o, 1 + e->truncated_count);
 		return 0;
 	}
 	case SL_EV_SIGNAL: {
 		const struct sl_signal_event *e = data;
-		char sc[SL_COMM_LEN + 1], tc[SL_COMM_LEN + 1];
-		if (size < sizeof(*e))
+		if (!(o = sl_proc_signal_fields(m, e, size)))
 			goto bad;
-		comm_copy(sc, e->sender.comm);
-		comm_copy(tc, e->target.comm);
-		o = json_object();
-		json_object_set_new(o, "signal", json_integer(e->signal));
-		json_object_set_new(o, "si_code", json_integer(e->si_code));
-		json_object_set_new(o, "sender_pid", json_integer(e->sender.pid));
-		json_object_set_new(o, "sender_comm", sl_json_str_lossy(sc, strlen(sc)));
-		json_object_set_new(o, "target_pid", json_integer(e->target.pid));
-		json_object_set_new(o, "target_comm", sl_json_str_lossy(tc, strlen(tc)));
-		json_object_set_new(o, "sender", sl_pipeline_task_json(a, &e->sender));
-		json_object_set_new(o, "truncated_count", json_integer((json_int_t)e->truncated_count));
 		atomic_fetch_add(&pp->signal_truncated, e->truncated_count);
-		sl_pipeline_emit(a, SL_K_SIGNAL, h->ts_ns, &e->target, o, 1 + e->truncated_count);
+		emit_task(m, SL_PROC_K_SIGNAL, h->ts_ns, &e->target, o, 1 + e->truncated_count);
 		return 0;
 	}
 	case SL_EV_OOM: {
 		const struct sl_oom_event *e = data;
-		if (size < sizeof(*e))
+		if (!(o = sl_proc_oom_fields(m, e, size)))
 			goto bad;
-		o = json_object();
-		json_object_set_new(o, "constraint", json_string(sl_oom_constraint_name(e->constraint)));
-		json_object_set_new(o, "constraint_source",
-				    json_string(e->constraint_source == SL_OOM_SRC_KPROBE ? "kprobe" : "inferred"));
-		if (e->constraint == SL_OOM_MEMCG)
-			json_object_set_new(o, "memcg_limit_bytes", json_integer((json_int_t)e->memcg_limit_bytes));
-		json_object_set_new(o, "actor", sl_pipeline_task_json(a, &e->actor));
-		json_object_set_new(o, "victim", sl_pipeline_task_json(a, &e->victim));
-		sl_pipeline_emit(a, SL_K_OOM, h->ts_ns, &e->victim, o, 1);
+		emit_task(m, SL_PROC_K_OOM, h->ts_ns, &e->victim, o, 1);
 		return 0;
 	}
 	case SL_EV_CGROUP_MKDIR:
-	case SL_EV_CGROUP_RMDIR:
-		if (size < sizeof(struct sl_cgroup_event))
+	case SL_EV_CGROUP_RMDIR: {
+		const struct sl_cgroup_event *e = data;
+		char path[SL_CGPATH_BYTES + 1];
+		if (size < sizeof(*e))
 			goto bad;
-		sl_pipeline_cgroup_event(a, data);
+		memcpy(path, e->path, SL_CGPATH_BYTES);
+		path[SL_CGPATH_BYTES] = 0;
+		sl_module_cgroup_event(m, e->cgroup_id, e->hierarchy_id, h->type == SL_EV_CGROUP_MKDIR, path);
 		return 0;
 	}
+	}
 bad:
-	atomic_fetch_add(&a->decode_errors, 1);
+	sl_module_decode_error(m);
 	return 0;
 }
 
 /* ---------- lifecycle ---------- */
 
-static int proc_init(struct sl_module *m, struct sl_agent *a)
+static int proc_init(struct sl_module *m)
 {
+	const struct sl_proc_cfg *cfg = sl_module_cfg(m);
 	struct proc_priv *pp = calloc(1, sizeof(*pp));
 	struct proc_bpf *s;
 	int err, use_btf_oom, kprobes;
@@ -241,23 +279,22 @@ static int proc_init(struct sl_module *m, struct sl_agent *a)
 	if (!pp)
 		return -ENOMEM;
 	m->priv = pp;
-	pp->agent = a;
 	pp->ncpus = libbpf_num_possible_cpus();
 	s = pp->skel = proc_bpf__open();
 	if (!s) {
 		snprintf(m->error, sizeof(m->error), "open BPF object: %s", strerror(errno));
 		return -errno;
 	}
-	s->rodata->exec_rate = a->cfg.proc.exec_rate;
-	s->rodata->exec_burst = a->cfg.proc.exec_burst;
-	s->rodata->exit_rate = a->cfg.proc.exit_rate;
-	s->rodata->exit_burst = a->cfg.proc.exit_burst;
-	s->rodata->fatal_only = a->cfg.proc.fatal_signals_only ? 1 : 0;
-	s->rodata->sl_v1_subsys_id = a->v1_subsys_id;
-	s->rodata->v1_hierarchy_id = a->mounts.v1_hierarchy_id;
-	bpf_map__set_max_entries(s->maps.proc_events, (__u32)a->cfg.proc.ringbuf_bytes);
-	bpf_map__set_max_entries(s->maps.exec_buckets, (__u32)a->cfg.proc.exec_buckets);
-	bpf_map__set_max_entries(s->maps.exit_buckets, (__u32)a->cfg.proc.exec_buckets);
+	s->rodata->exec_rate = cfg->exec_rate;
+	s->rodata->exec_burst = cfg->exec_burst;
+	s->rodata->exit_rate = cfg->exit_rate;
+	s->rodata->exit_burst = cfg->exit_burst;
+	s->rodata->fatal_only = cfg->fatal_signals_only ? 1 : 0;
+	s->rodata->sl_v1_subsys_id = sl_module_v1_subsys_id(m);
+	s->rodata->v1_hierarchy_id = sl_module_mounts(m)->v1_hierarchy_id;
+	bpf_map__set_max_entries(s->maps.proc_events, (__u32)cfg->ringbuf_size);
+	bpf_map__set_max_entries(s->maps.exec_buckets, (__u32)cfg->exec_buckets);
+	bpf_map__set_max_entries(s->maps.exit_buckets, (__u32)cfg->exec_buckets);
 
 	/* oom:mark_victim: tp_btf needs the (task, uid) prototype (6.x and
 	 * 6.1.y backports); older kernels get the raw tracepoint (pid only). */
@@ -267,6 +304,8 @@ static int proc_init(struct sl_module *m, struct sl_agent *a)
 	if (!use_btf_oom)
 		sl_module_hook(m, "tp_btf/mark_victim", SL_HOOK_DEGRADED,
 			       "kernel's oom:mark_victim has no task argument; using tp/oom/mark_victim (victim pid only)");
+	else
+		sl_module_hook(m, "tp/oom/mark_victim", SL_HOOK_DISABLED, "not needed: tp_btf/mark_victim is used");
 
 	kprobes = sl_kprobes_available();
 	bpf_program__set_autoload(s->progs.handle_oom_kill_process, kprobes);
@@ -291,7 +330,7 @@ static int proc_init(struct sl_module *m, struct sl_agent *a)
 		if (!s->links.handle_oom_kill_process) /* attach failed: degrade */
 			m->hooks[m->nhooks - 1].state = SL_HOOK_DEGRADED;
 	}
-	if (a->attr) {
+	if (sl_module_attribution(m)) {
 		sl_module_attach(m, s->progs.handle_cgroup_mkdir, &s->links.handle_cgroup_mkdir, "tp_btf/cgroup_mkdir");
 		sl_module_attach(m, s->progs.handle_cgroup_rmdir, &s->links.handle_cgroup_rmdir, "tp_btf/cgroup_rmdir");
 	} else {
@@ -302,13 +341,7 @@ static int proc_init(struct sl_module *m, struct sl_agent *a)
 		snprintf(m->error, sizeof(m->error), "exec/exit tracepoints could not be attached");
 		return -ENOTSUP;
 	}
-	return 0;
-}
-
-static int proc_add_ringbufs(struct sl_module *m, struct sl_agent *a)
-{
-	struct proc_priv *pp = m->priv;
-	return sl_agent_add_ringbuf(a, "proc", bpf_map__fd(pp->skel->maps.proc_events), on_record, m);
+	return sl_module_ringbuf(m, "proc_events", bpf_map__fd(s->maps.proc_events));
 }
 
 static void expired_exec(const void *key, const struct sl_exec_bucket *b, void *ctx)
@@ -358,7 +391,13 @@ static uint64_t stat_sum(struct proc_priv *pp, uint32_t idx)
 	return sl_percpu_sum(bpf_map__fd(pp->skel->maps.proc_stats), idx, pp->ncpus);
 }
 
-static void proc_write_drops(struct sl_module *m, FILE *out)
+static void drop(struct sl_prom *p, const char *reason, const char *type, uint64_t v)
+{
+	const struct sl_prom_label l[] = {{"reason", reason}, {"type", type}, {NULL, NULL}};
+	sl_prom_u64(p, "sandlens_events_dropped_total", l, v);
+}
+
+static void proc_write_drops(struct sl_module *m, struct sl_prom *p)
 {
 	struct proc_priv *pp = m->priv;
 	static const uint32_t rb_lost[T_N] = {SL_ST_EXEC_RB_LOST, SL_ST_EXIT_RB_LOST, SL_ST_SIGNAL_RB_LOST};
@@ -366,87 +405,63 @@ static void proc_write_drops(struct sl_module *m, FILE *out)
 					   SL_ST_SIGNAL_KEY_TABLE_FULL};
 
 	for (int t = 0; t < T_N; t++) {
-		fprintf(out, "sandlens_events_dropped_total{reason=\"ringbuf_full\",type=\"%s\"} %llu\n", type_name[t],
-			(unsigned long long)(stat_sum(pp, rb_lost[t]) + atomic_load(&pp->ringbuf_expired[t])));
-		fprintf(out, "sandlens_events_dropped_total{reason=\"ratelimit_expired\",type=\"%s\"} %llu\n",
-			type_name[t], (unsigned long long)atomic_load(&pp->ratelimit_expired[t]));
-		fprintf(out, "sandlens_events_dropped_total{reason=\"ratelimit_table_full\",type=\"%s\"} %llu\n",
-			type_name[t], (unsigned long long)stat_sum(pp, full[t]));
+		drop(p, "ringbuf_full", type_name[t], stat_sum(pp, rb_lost[t]) + atomic_load(&pp->ringbuf_expired[t]));
+		drop(p, "ratelimit_expired", type_name[t], atomic_load(&pp->ratelimit_expired[t]));
+		drop(p, "ratelimit_table_full", type_name[t], stat_sum(pp, full[t]));
 	}
-	fprintf(out, "sandlens_events_dropped_total{reason=\"ringbuf_full\",type=\"oom\"} %llu\n",
-		(unsigned long long)stat_sum(pp, SL_ST_OOM_RB_FAIL));
+	drop(p, "ringbuf_full", "oom", stat_sum(pp, SL_ST_OOM_RB_FAIL));
 }
 
-static void counter(FILE *out, const char *name, const char *help, uint64_t v)
+/* One unlabelled sample of declared family i. */
+static void one(struct sl_prom *p, unsigned i, uint64_t v)
 {
-	fprintf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name, (unsigned long long)v);
+	sl_prom_declared(p, &sl_proc_families[i]);
+	sl_prom_u64(p, sl_proc_families[i].name, NULL, v);
 }
 
-static void gauge(FILE *out, const char *name, const char *help, uint64_t v)
-{
-	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name, name, (unsigned long long)v);
-}
-
-static void proc_write_metrics(struct sl_module *m, FILE *out)
+static void proc_write_metrics(struct sl_module *m, struct sl_prom *p)
 {
 	struct proc_priv *pp = m->priv;
+	const uint64_t v[] = {
+		stat_sum(pp, SL_ST_EXEC_SEEN),
+		stat_sum(pp, SL_ST_EXEC_RATE_LIMITED),
+		atomic_load(&pp->truncated_total),
+		atomic_load(&pp->pending),
+		stat_sum(pp, SL_ST_EXIT_SUPPRESSED),
+		atomic_load(&pp->buckets),
+		atomic_load(&pp->args_redacted),
+		stat_sum(pp, SL_ST_EXIT_SEEN),
+		stat_sum(pp, SL_ST_EXIT_RATE_LIMITED),
+		stat_sum(pp, SL_ST_EXIT_ABN_RATE_LIMITED),
+		atomic_load(&pp->exit_truncated),
+		atomic_load(&pp->exit_abn_expired),
+		stat_sum(pp, SL_ST_SIGNAL_SEEN),
+		stat_sum(pp, SL_ST_SIGNAL_RATE_LIMITED),
+		atomic_load(&pp->signal_truncated),
+		atomic_load(&pp->exit_pending),
+		atomic_load(&pp->exit_buckets),
+		sl_proc_get_rate_shift(m),
+	};
+	_Static_assert(sizeof(v) / sizeof(v[0]) == SL_PROC_NFAMILIES - 2, "one value per unlabelled family");
+	for (unsigned i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		one(p, i, v[i]);
+	sl_prom_declared(p, &sl_proc_families[SL_PROC_NFAMILIES - 2]);
+	sl_prom_f64(p, sl_proc_families[SL_PROC_NFAMILIES - 2].name, NULL, (double)atomic_load(&pp->sweep_ns) / 1e9);
 
-	counter(out, "sandlens_exec_seen_total", "Execs seen by the kernel hook (delivered or not).",
-		stat_sum(pp, SL_ST_EXEC_SEEN));
-	counter(out, "sandlens_exec_rate_limited_total",
-		"Execs suppressed by the (ppid, comm) token bucket; carried as truncated_count.",
-		stat_sum(pp, SL_ST_EXEC_RATE_LIMITED));
-	counter(out, "sandlens_exec_truncated_total", "Sum of truncated_count over delivered exec events.",
-		atomic_load(&pp->truncated_total));
-	gauge(out, "sandlens_exec_ratelimit_pending",
-	      "Suppressed execs not yet carried by a delivered event (last sweep).", atomic_load(&pp->pending));
-	counter(out, "sandlens_exit_suppressed_total",
-		"Clean exits (code 0, no signal) not sent because the process' exec event was not delivered.",
-		stat_sum(pp, SL_ST_EXIT_SUPPRESSED));
-	gauge(out, "sandlens_exec_ratelimit_buckets", "(ppid, comm) token buckets in the kernel table (last sweep).",
-	      atomic_load(&pp->buckets));
-	counter(out, "sandlens_exec_args_redacted_total", "Exec events whose argv was redacted (proc.redact_args).",
-		atomic_load(&pp->args_redacted));
-	counter(out, "sandlens_exit_seen_total", "Process exits seen by the kernel hook (delivered or not).",
-		stat_sum(pp, SL_ST_EXIT_SEEN));
-	counter(out, "sandlens_exit_rate_limited_total",
-		"Exits suppressed by the (cgroup, comm) token bucket; carried as truncated_count.",
-		stat_sum(pp, SL_ST_EXIT_RATE_LIMITED));
-	counter(out, "sandlens_exit_abnormal_rate_limited_total",
-		"Of the rate-limited exits, abnormal ones (non-zero code or a signal); carried as truncated_abnormal.",
-		stat_sum(pp, SL_ST_EXIT_ABN_RATE_LIMITED));
-	counter(out, "sandlens_exit_truncated_total", "Sum of truncated_count over delivered exit events.",
-		atomic_load(&pp->exit_truncated));
-	counter(out, "sandlens_exit_abnormal_expired_total",
-		"Abnormal exits still pending in a bucket that went idle (counted in the exit drops).",
-		atomic_load(&pp->exit_abn_expired));
-	counter(out, "sandlens_signal_seen_total", "Fatal signals that passed the signal filters (delivered or not).",
-		stat_sum(pp, SL_ST_SIGNAL_SEEN));
-	counter(out, "sandlens_signal_rate_limited_total",
-		"Fatal signals suppressed by the target's (cgroup, comm) token bucket; carried as truncated_count.",
-		stat_sum(pp, SL_ST_SIGNAL_RATE_LIMITED));
-	counter(out, "sandlens_signal_truncated_total", "Sum of truncated_count over delivered signal events.",
-		atomic_load(&pp->signal_truncated));
-	gauge(out, "sandlens_exit_ratelimit_pending",
-	      "Suppressed exits and signals not yet carried by a delivered event (last sweep).",
-	      atomic_load(&pp->exit_pending));
-	gauge(out, "sandlens_exit_ratelimit_buckets",
-	      "(cgroup, comm) token buckets of exits and signals in the kernel table (last sweep).",
-	      atomic_load(&pp->exit_buckets));
-	gauge(out, "sandlens_proc_rate_shift",
-	      "Runtime rate shift of the proc token buckets: rates and bursts are divided by 2^shift (degradation).",
-	      sl_proc_get_rate_shift(m));
-	fprintf(out, "# HELP sandlens_proc_sweep_seconds Duration of the last token-bucket table sweep.\n"
-		     "# TYPE sandlens_proc_sweep_seconds gauge\nsandlens_proc_sweep_seconds %.6f\n",
-		(double)atomic_load(&pp->sweep_ns) / 1e9);
-	fprintf(out, "# HELP sandlens_ringbuf_reserve_failures_total BPF ring buffer reservations that failed (buffer full), by event type.\n"
-		     "# TYPE sandlens_ringbuf_reserve_failures_total counter\n");
-	static const struct { const char *type; uint32_t idx; } rb[] = {
-		{"exec", SL_ST_EXEC_RB_FAIL}, {"exit", SL_ST_EXIT_RB_FAIL}, {"signal", SL_ST_SIGNAL_RB_FAIL},
-		{"oom", SL_ST_OOM_RB_FAIL}, {"cgroup", SL_ST_CGROUP_RB_FAIL}};
-	for (size_t i = 0; i < sizeof(rb) / sizeof(rb[0]); i++)
-		fprintf(out, "sandlens_ringbuf_reserve_failures_total{type=\"%s\"} %llu\n", rb[i].type,
-			(unsigned long long)stat_sum(pp, rb[i].idx));
+	static const struct {
+		const char *type;
+		uint32_t idx;
+	} rb[] = {{"exec", SL_ST_EXEC_RB_FAIL},
+		  {"exit", SL_ST_EXIT_RB_FAIL},
+		  {"signal", SL_ST_SIGNAL_RB_FAIL},
+		  {"oom", SL_ST_OOM_RB_FAIL},
+		  {"cgroup", SL_ST_CGROUP_RB_FAIL}};
+	const struct sl_prom_family *f = &sl_proc_families[SL_PROC_NFAMILIES - 1];
+	sl_prom_declared(p, f);
+	for (size_t i = 0; i < sizeof(rb) / sizeof(rb[0]); i++) {
+		const struct sl_prom_label l[] = {{"type", rb[i].type}, {NULL, NULL}};
+		sl_prom_u64(p, f->name, l, stat_sum(pp, rb[i].idx));
+	}
 }
 
 static void proc_destroy(struct sl_module *m)
@@ -461,10 +476,21 @@ static void proc_destroy(struct sl_module *m)
 	m->priv = NULL;
 }
 
+static const struct sl_ringbuf_decl proc_ringbufs[] = {{"proc_events", on_record}};
+
 const struct sl_module_ops sl_proc_module = {
 	.name = "proc",
+	.doc = "docs/ARCHITECTURE.md",
+	.config = {sizeof(struct sl_proc_cfg), sl_proc_cfg_keys, SL_PROC_NCFG, sl_proc_cfg_check},
+	.kinds = sl_proc_kinds,
+	.nkinds = SL_PROC_NKINDS,
+	.families = sl_proc_families,
+	.nfamilies = SL_PROC_NFAMILIES,
+	.hooks = sl_proc_hooks,
+	.nhooks = SL_PROC_NHOOKS,
+	.ringbufs = proc_ringbufs,
+	.nringbufs = 1,
 	.init = proc_init,
-	.add_ringbufs = proc_add_ringbufs,
 	.tick = proc_tick,
 	.write_metrics = proc_write_metrics,
 	.write_drops = proc_write_drops,

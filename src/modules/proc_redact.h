@@ -21,10 +21,11 @@
 #include <jansson.h>
 #include <stddef.h>
 
-/* The default proc.redact_args (docs/CONFIG.md). */
-#define SL_REDACT_DEFAULTS                                                                           \
-	"password=", "passwd=", "token=", "secret=", "api-key=", "api_key=", "apikey=", "authorization:", \
-		"--password", "--passwd", "--token", "--secret", "--api-key"
+/* The default proc.redact_args (docs/CONFIG.md), one pattern a line (the
+ * SL_CFG_STRLIST default form). */
+#define SL_REDACT_DEFAULTS                                                                         \
+	"password=\npasswd=\ntoken=\nsecret=\napi-key=\napi_key=\napikey=\nauthorization:\n--password\n" \
+	"--passwd\n--token\n--secret\n--api-key"
 
 /* Split the NUL-separated argument block argv[0..len) into a JSON array of
  * strings (as sl_proc_argv_json) applying the npat patterns pat[] (each a

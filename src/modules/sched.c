@@ -7,7 +7,6 @@
 #include "modules/sched.h"
 #include "modules/sched_hist.h"
 #include "modules/sched_internal.h"
-#include "agent/agent.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "sched.skel.h"
@@ -120,7 +119,7 @@ static json_t *task_json_plain(const struct sl_task_id *t)
 	return o;
 }
 
-json_t *sl_sched_delay_fields(struct sl_agent *a, const struct sl_sched_delay_event *e, size_t size)
+json_t *sl_sched_delay_fields(struct sl_module *m, const struct sl_sched_delay_event *e, size_t size)
 {
 	json_t *o, *n;
 
@@ -133,8 +132,8 @@ json_t *sl_sched_delay_fields(struct sl_agent *a, const struct sl_sched_delay_ev
 	json_object_set_new(o, "contention", json_string(sl_sched_contention_name(e->contention)));
 	json_object_set_new(o, "enqueue", json_string(sl_sched_enqueue_name(e->enqueue)));
 	json_object_set_new(o, "truncated_count", json_integer((json_int_t)e->truncated_count));
-	if (a)
-		n = sl_pipeline_task_json(a, &e->neighbour);
+	if (m && m->agent)
+		n = sl_module_task_json(m, &e->neighbour);
 	else
 		n = task_json_plain(&e->neighbour);
 	json_object_set_new(n, "tid", json_integer(e->neighbour.tid));
@@ -146,19 +145,19 @@ static int on_record(void *ctx, void *data, size_t size)
 {
 	struct sl_module *m = ctx;
 	struct sched_priv *sp = m->priv;
-	struct sl_agent *a = sp->agent;
 	const struct sl_hdr *h = data;
 	json_t *o;
 
 	if (size >= sizeof(*h) && h->type == SL_EV_SCHED_DELAY) {
 		const struct sl_sched_delay_event *e = data;
-		if ((o = sl_sched_delay_fields(a, e, size))) {
+		if ((o = sl_sched_delay_fields(m, e, size))) {
+			struct sl_subject subj = {.kind = SL_SUBJ_TASK, .task = &e->task};
 			atomic_fetch_add(&sp->truncated_total, e->truncated_count);
-			sl_pipeline_emit(a, SL_K_SCHED_DELAY, h->ts_ns, &e->task, o, 1 + e->truncated_count);
+			sl_module_emit(m, 0, h->ts_ns, &subj, o, 1 + e->truncated_count);
 			return 0;
 		}
 	}
-	atomic_fetch_add(&a->decode_errors, 1);
+	sl_module_decode_error(m);
 	return 0;
 }
 
@@ -173,7 +172,7 @@ static struct sched_series *series_get(struct sched_priv *sp, const struct sl_at
 	HASH_FIND_STR(sp->series, id, s);
 	if (s)
 		return s;
-	if (!host && sp->nseries >= sp->agent->cfg.sched.max_containers) {
+	if (!host && sp->nseries >= sp->cfg->max_containers) {
 		atomic_fetch_add(&sp->series_dropped, 1);
 		return NULL;
 	}
@@ -185,7 +184,7 @@ static struct sched_series *series_get(struct sched_priv *sp, const struct sl_at
 	snprintf(s->runtime, sizeof(s->runtime), "%s", host ? "host" : at->runtime);
 	if (!host)
 		snprintf(s->pod_uid, sizeof(s->pod_uid), "%s", at->pod_uid);
-	s->watched = !host && sl_sched_watch_match(sp->agent->cfg.sched.watch, at->container_id, at->pod_uid);
+	s->watched = !host && sl_sched_watch_match(sp->cfg->watch, at->container_id, at->pod_uid);
 	s->hier = -1;
 	s->last_active_tick = sp->tick_no;
 	HASH_ADD_STR(sp->series, id, s);
@@ -215,17 +214,14 @@ static void series_attach_key(struct sched_series *s, const struct sl_sched_key 
 /* Resolve a cgroup key to its series (hybrid rule, as for events). */
 static void key_resolve(struct sched_priv *sp, struct sched_key *ks)
 {
-	struct sl_agent *a = sp->agent;
-	struct sl_task_id t = {.cgroup_id = ks->k.cgroup_id, .cgroup_v1_id = ks->k.cgroup_v1_id};
-	struct sl_attr at, at2;
+	struct sl_attr at;
 	char path[SL_CGPATH_BYTES] = "";
 	int hier = -1;
 	struct sched_series *s;
 
-	sl_pipeline_resolve(a, &t, &at);
-	if (a->attr)
-		sl_attr_cache_resolve(a->attr, ks->k.cgroup_id, a->mounts.v1[0] ? ks->k.cgroup_v1_id : 0,
-				      sl_mono_ns(), &at2, path, sizeof(path), &hier);
+	sl_module_resolve_cgroup(sp->m, ks->k.cgroup_id, ks->k.cgroup_v1_id, &at, NULL);
+	if (sl_module_cgroup_path(sp->m, ks->k.cgroup_id, ks->k.cgroup_v1_id, path, sizeof(path), &hier))
+		path[0] = 0;
 	ks->resolved_tick = sp->tick_no;
 	s = series_get(sp, &at);
 	if (s == ks->s)
@@ -316,7 +312,7 @@ static int read_text(const char *dir, const char *rel, const char *file, char *b
  * and cpuacct directories at the same relative path. */
 static void series_read_cpu(struct sched_priv *sp, struct sched_series *s)
 {
-	struct sl_agent *a = sp->agent;
+	const struct sl_cg_mounts *mounts = sl_module_mounts(sp->m);
 	char t1[2048], t2[256], t3[512];
 	struct sl_cgstat_cpu c;
 
@@ -326,7 +322,7 @@ static void series_read_cpu(struct sched_priv *sp, struct sched_series *s)
 	if (!s->relpath[0] || !strcmp(s->relpath, "/"))
 		return;
 	memset(&c, 0, sizeof(c));
-	if (a->mounts.v2[0] && !read_text(a->mounts.v2, s->relpath, "cpu.stat", t1, sizeof(t1)))
+	if (mounts->v2[0] && !read_text(mounts->v2, s->relpath, "cpu.stat", t1, sizeof(t1)))
 		sl_cgstat_cpu_v2_text(t1, &c);
 	if (!(c.known & SL_CPU_NR_PERIODS) && sp->cpu_v1[0]) {
 		struct sl_cgcpu_v1_text v1 = {0};
@@ -519,7 +515,7 @@ static void sync_watch(struct sched_priv *sp)
 		int want = ks->s && ks->s->watched && ks->hist_tick == sp->tick_no;
 		if (want && !ks->watched) {
 			memset(&b, 0, sizeof(b));
-			b.tokens_nano = sp->agent->cfg.sched.delay_burst * 1000000000ull;
+			b.tokens_nano = sp->cfg->delay_burst * 1000000000ull;
 			b.last_ns = sl_mono_ns();
 			if (bpf_map_update_elem(fd, &ks->k, &b, BPF_NOEXIST) == 0 || errno == EEXIST)
 				ks->watched = 1;
@@ -709,17 +705,18 @@ static void sched_tick(struct sl_module *m, uint64_t now_ns)
 
 /* ---------- lifecycle ---------- */
 
-static int sched_init(struct sl_module *m, struct sl_agent *a)
+static int sched_init(struct sl_module *m)
 {
+	const struct sl_sched_cfg *cfg = sl_module_cfg(m);
 	struct sched_priv *sp = calloc(1, sizeof(*sp));
 	struct sched_bpf *s;
-	struct sl_cg_mounts cm;
 	int err;
 
 	if (!sp)
 		return -ENOMEM;
 	m->priv = sp;
-	sp->agent = a;
+	sp->m = m;
+	sp->cfg = cfg;
 	pthread_mutex_init(&sp->snap_lock, NULL);
 	sp->ncpus = libbpf_num_possible_cpus();
 	if (sp->ncpus <= 0) {
@@ -730,25 +727,24 @@ static int sched_init(struct sl_module *m, struct sl_agent *a)
 	sp->pcpu_pair = calloc((size_t)sp->ncpus, sizeof(*sp->pcpu_pair));
 	if (!sp->pcpu || !sp->pcpu_pair)
 		return -ENOMEM;
-	if (!sl_cg_mounts_discover("/proc/self/mountinfo", "cpu", &cm))
-		snprintf(sp->cpu_v1, sizeof(sp->cpu_v1), "%s", cm.v1);
-	if (!sl_cg_mounts_discover("/proc/self/mountinfo", "cpuacct", &cm))
-		snprintf(sp->cpuacct_v1, sizeof(sp->cpuacct_v1), "%s", cm.v1);
+	/* the agent's one mount discovery */
+	snprintf(sp->cpu_v1, sizeof(sp->cpu_v1), "%s", sl_module_mounts(m)->v1_ctrl[SL_CG_CPU]);
+	snprintf(sp->cpuacct_v1, sizeof(sp->cpuacct_v1), "%s", sl_module_mounts(m)->v1_ctrl[SL_CG_CPUACCT]);
 
 	s = sp->skel = sched_bpf__open();
 	if (!s) {
 		snprintf(m->error, sizeof(m->error), "open BPF object: %s", strerror(errno));
 		return -errno;
 	}
-	s->rodata->delay_threshold_ns = a->cfg.sched.delay_threshold_ns;
-	s->rodata->delay_rate = a->cfg.sched.delay_rate;
-	s->rodata->delay_burst = a->cfg.sched.delay_burst;
-	s->rodata->sl_v1_subsys_id = a->v1_subsys_id;
-	s->rodata->v1_hierarchy_id = a->mounts.v1_hierarchy_id;
-	bpf_map__set_max_entries(s->maps.sched_hist, (__u32)a->cfg.sched.max_cgroups);
-	bpf_map__set_max_entries(s->maps.sched_watch, (__u32)a->cfg.sched.max_cgroups);
-	bpf_map__set_max_entries(s->maps.sched_pairs, (__u32)a->cfg.sched.max_neighbour_pairs);
-	bpf_map__set_max_entries(s->maps.sched_events, (__u32)a->cfg.sched.ringbuf_bytes);
+	s->rodata->delay_threshold_ns = cfg->delay_threshold_ns;
+	s->rodata->delay_rate = cfg->delay_rate;
+	s->rodata->delay_burst = cfg->delay_burst;
+	s->rodata->sl_v1_subsys_id = sl_module_v1_subsys_id(m);
+	s->rodata->v1_hierarchy_id = sl_module_mounts(m)->v1_hierarchy_id;
+	bpf_map__set_max_entries(s->maps.sched_hist, (__u32)cfg->max_cgroups);
+	bpf_map__set_max_entries(s->maps.sched_watch, (__u32)cfg->max_cgroups);
+	bpf_map__set_max_entries(s->maps.sched_pairs, (__u32)cfg->max_neighbour_pairs);
+	bpf_map__set_max_entries(s->maps.sched_events, (__u32)cfg->ringbuf_size);
 	err = sched_bpf__load(s);
 	if (err) {
 		snprintf(m->error, sizeof(m->error), "load BPF object: %s", strerror(-err));
@@ -763,13 +759,7 @@ static int sched_init(struct sl_module *m, struct sl_agent *a)
 		return -ENOTSUP;
 	}
 	sp->last_tick_ns = sl_mono_ns();
-	return 0;
-}
-
-static int sched_add_ringbufs(struct sl_module *m, struct sl_agent *a)
-{
-	struct sched_priv *sp = m->priv;
-	return sl_agent_add_ringbuf(a, "sched", bpf_map__fd(sp->skel->maps.sched_events), on_record, m);
+	return sl_module_ringbuf(m, "sched_events", bpf_map__fd(s->maps.sched_events));
 }
 
 int sl_sched_set_rate_shift(struct sl_module *m, unsigned shift)
@@ -820,13 +810,31 @@ static void sched_destroy(struct sl_module *m)
 	m->priv = NULL;
 }
 
-void sched_write_metrics(struct sl_module *m, FILE *out);
-void sched_write_drops(struct sl_module *m, FILE *out);
+void sched_write_metrics(struct sl_module *m, struct sl_prom *p);
+void sched_write_drops(struct sl_module *m, struct sl_prom *p);
+
+static const struct sl_ringbuf_decl sched_ringbufs[] = {{"sched_events", on_record}};
+static const struct sl_api_view sched_views[] = {
+	{"", 0, NULL, 0, sl_sched_view,
+	 "the last per-container runqueue snapshot (docs/SCHED.md, docs/API.md GET /api/v1/sched)"},
+};
 
 const struct sl_module_ops sl_sched_module = {
 	.name = "sched",
+	.doc = "docs/SCHED.md",
+	.config = {sizeof(struct sl_sched_cfg), sl_sched_cfg_keys, SL_SCHED_NCFG, sl_sched_cfg_check},
+	.kinds = sl_sched_kinds,
+	.nkinds = 1,
+	.families = sl_sched_families,
+	.nfamilies = SL_SCHED_NFAMILIES,
+	.hooks = sl_sched_hooks,
+	.nhooks = SL_SCHED_NHOOKS,
+	.ringbufs = sched_ringbufs,
+	.nringbufs = 1,
+	.views = sched_views,
+	.nviews = 1,
+	.tick_is_metrics = 1,
 	.init = sched_init,
-	.add_ringbufs = sched_add_ringbufs,
 	.tick = sched_tick,
 	.write_metrics = sched_write_metrics,
 	.write_drops = sched_write_drops,

@@ -14,6 +14,7 @@
 #include "cgroup/attr.h"
 #include "cgroup/cgstat.h"
 #include "sandlens/sched.h"
+#include "modules/sched.h"
 
 #define SCHED_TOP_NEIGHBOURS 5   /* neighbours per container in a snapshot */
 #define SCHED_NEIGH_TRACK 32     /* neighbours tracked per container */
@@ -75,7 +76,8 @@ void sched_snap_publish(struct sched_priv *sp, struct sched_snap *s);
  * poll-loop thread (init, tick, ring buffer callback). */
 struct sched_priv {
 	struct sched_bpf *skel;
-	struct sl_agent *agent;
+	struct sl_module *m;                /* the module (services) */
+	const struct sl_sched_cfg *cfg;     /* its config section */
 	int ncpus;
 	char cpu_v1[256], cpuacct_v1[256]; /* v1 cpu / cpuacct mounts ("" none) */
 

@@ -4,7 +4,6 @@
 #include "modules/sched.h"
 #include "modules/sched_hist.h"
 #include "modules/sched_internal.h"
-#include "agent/agent.h"
 #include "common/timefmt.h"
 #include "sched.skel.h"
 
@@ -49,122 +48,95 @@ static uint64_t stat_sum(struct sched_priv *sp, uint32_t idx)
 	return sl_percpu_sum(bpf_map__fd(sp->skel->maps.sched_stats), idx, sp->ncpus);
 }
 
-static void labels(FILE *out, const struct sched_snap_series *s)
-{
-	fprintf(out, "container_id=\"%s\",pod_uid=\"%s\",runtime=\"%s\"", s->id, s->pod_uid, s->runtime);
-}
+/* Identity labels of a series (values escaped by the writer). */
+#define SERIES_LABELS(s, extra_name, extra_val)                                                                 \
+	{                                                                                                       \
+		{"container_id", (s)->id}, {"pod_uid", (s)->pod_uid}, {"runtime", (s)->runtime},               \
+			{extra_name, extra_val}, {NULL, NULL}                                                   \
+	}
 
-void sched_write_drops(struct sl_module *m, FILE *out);
-void sched_write_metrics(struct sl_module *m, FILE *out);
+void sched_write_drops(struct sl_module *m, struct sl_prom *p);
+void sched_write_metrics(struct sl_module *m, struct sl_prom *p);
 
-void sched_write_drops(struct sl_module *m, FILE *out)
+void sched_write_drops(struct sl_module *m, struct sl_prom *p)
 {
 	struct sched_priv *sp = m->priv;
+	const struct sl_prom_label l[] = {{"reason", "ratelimit_expired"}, {"type", "sched_delay"}, {NULL, NULL}};
 
-	fprintf(out, "sandlens_events_dropped_total{reason=\"ratelimit_expired\",type=\"sched_delay\"} %llu\n",
-		(unsigned long long)atomic_load(&sp->ratelimit_expired));
+	sl_prom_u64(p, "sandlens_events_dropped_total", l, atomic_load(&sp->ratelimit_expired));
 }
 
-void sched_write_metrics(struct sl_module *m, FILE *out)
+enum {
+	F_LATENCY, F_WAIT, F_PERIODS, F_THR_PERIODS, F_THR_SECONDS, F_CGROUPS, F_PAIRS, F_NOT_COUNTED,
+	F_SERIES_DROPPED, F_WATCH_ENTRIES, F_WATCH_FULL, F_DELAY_SEEN, F_DELAY_RL, F_DELAY_TRUNC, F_RB_FAIL,
+};
+_Static_assert(F_RB_FAIL + 1 == SL_SCHED_NFAMILIES, "one index per declared family");
+
+static void fam(struct sl_prom *p, unsigned i)
+{
+	sl_prom_declared(p, &sl_sched_families[i]);
+}
+
+static void one(struct sl_prom *p, unsigned i, uint64_t v)
+{
+	fam(p, i);
+	sl_prom_u64(p, sl_sched_families[i].name, NULL, v);
+}
+
+void sched_write_metrics(struct sl_module *m, struct sl_prom *p)
 {
 	struct sched_priv *sp = m->priv;
 	struct sched_snap *snap = sched_snap_get(sp);
 	static const char *const cls[3] = {"idle", "internal", "external"};
+	double le[SL_SCHED_FINITE_SLOTS];
 
-	fprintf(out, "# HELP sandlens_runqueue_latency_seconds Time tasks spent runnable on a runqueue before running (wakeup or preemption to switch-in), per container; one runtime=\"host\" series for everything else.\n"
-		     "# TYPE sandlens_runqueue_latency_seconds histogram\n");
+	for (unsigned k = 0; k < SL_SCHED_FINITE_SLOTS; k++)
+		le[k] = (double)sl_sched_slot_upper_ns(k) / 1e9;
+	fam(p, F_LATENCY);
 	for (int i = 0; snap && i < snap->n; i++) {
 		const struct sched_snap_series *s = &snap->s[i];
-		uint64_t cum[SL_SCHED_SLOTS];
-		char le[32];
-		sl_sched_cumulative(s->slots, cum);
-		for (unsigned k = 0; k < SL_SCHED_SLOTS; k++) {
-			sl_sched_le_label(k, le, sizeof(le));
-			fprintf(out, "sandlens_runqueue_latency_seconds_bucket{");
-			labels(out, s);
-			fprintf(out, ",le=\"%s\"} %llu\n", le, (unsigned long long)cum[k]);
-		}
-		fprintf(out, "sandlens_runqueue_latency_seconds_sum{");
-		labels(out, s);
-		fprintf(out, "} %.9f\n", (double)s->sum_ns / 1e9);
-		fprintf(out, "sandlens_runqueue_latency_seconds_count{");
-		labels(out, s);
-		fprintf(out, "} %llu\n", (unsigned long long)cum[SL_SCHED_SLOTS - 1]);
+		const struct sl_prom_label l[] = SERIES_LABELS(s, NULL, NULL);
+		sl_prom_histogram(p, sl_sched_families[F_LATENCY].name, l, le, s->slots, SL_SCHED_FINITE_SLOTS,
+				  (double)s->sum_ns / 1e9);
 	}
-	fprintf(out, "# HELP sandlens_runqueue_wait_seconds_total Runqueue wait by who held the CPU when it ended: internal (same cgroup), external (another cgroup), idle (no contention); docs/SCHED.md.\n"
-		     "# TYPE sandlens_runqueue_wait_seconds_total counter\n");
+	fam(p, F_WAIT);
 	for (int i = 0; snap && i < snap->n; i++)
 		for (int c = 0; c < 3; c++) {
-			fprintf(out, "sandlens_runqueue_wait_seconds_total{");
-			labels(out, &snap->s[i]);
-			fprintf(out, ",contention=\"%s\"} %.9f\n", cls[c], (double)snap->s[i].class_ns[c] / 1e9);
+			const struct sl_prom_label l[] = SERIES_LABELS(&snap->s[i], "contention", cls[c]);
+			sl_prom_f64(p, sl_sched_families[F_WAIT].name, l, (double)snap->s[i].class_ns[c] / 1e9);
 		}
-	fprintf(out, "# HELP sandlens_cpu_cfs_periods_total CFS bandwidth periods elapsed (cpu.stat nr_periods).\n"
-		     "# TYPE sandlens_cpu_cfs_periods_total counter\n");
-	for (int i = 0; snap && i < snap->n; i++)
-		if (snap->s[i].has_throttle) {
-			fprintf(out, "sandlens_cpu_cfs_periods_total{");
-			labels(out, &snap->s[i]);
-			fprintf(out, "} %llu\n", (unsigned long long)snap->s[i].nr_periods);
+	for (unsigned f = F_PERIODS; f <= F_THR_SECONDS; f++) {
+		fam(p, f);
+		for (int i = 0; snap && i < snap->n; i++) {
+			const struct sched_snap_series *s = &snap->s[i];
+			const struct sl_prom_label l[] = SERIES_LABELS(s, NULL, NULL);
+			if (!s->has_throttle)
+				continue;
+			if (f == F_THR_SECONDS)
+				sl_prom_f64(p, sl_sched_families[f].name, l, (double)s->throttled_ns / 1e9);
+			else
+				sl_prom_u64(p, sl_sched_families[f].name, l,
+					    f == F_PERIODS ? s->nr_periods : s->nr_throttled);
 		}
-	fprintf(out, "# HELP sandlens_cpu_cfs_throttled_periods_total CFS periods in which the container was throttled (cpu.stat nr_throttled).\n"
-		     "# TYPE sandlens_cpu_cfs_throttled_periods_total counter\n");
-	for (int i = 0; snap && i < snap->n; i++)
-		if (snap->s[i].has_throttle) {
-			fprintf(out, "sandlens_cpu_cfs_throttled_periods_total{");
-			labels(out, &snap->s[i]);
-			fprintf(out, "} %llu\n", (unsigned long long)snap->s[i].nr_throttled);
-		}
-	fprintf(out, "# HELP sandlens_cpu_cfs_throttled_seconds_total Time the container was throttled (v2 cpu.stat throttled_usec, v1 cpu.stat throttled_time).\n"
-		     "# TYPE sandlens_cpu_cfs_throttled_seconds_total counter\n");
-	for (int i = 0; snap && i < snap->n; i++)
-		if (snap->s[i].has_throttle) {
-			fprintf(out, "sandlens_cpu_cfs_throttled_seconds_total{");
-			labels(out, &snap->s[i]);
-			fprintf(out, "} %.6f\n", (double)snap->s[i].throttled_ns / 1e9);
-		}
+	}
 	sched_snap_put(snap);
 
-	fprintf(out,
-		"# HELP sandlens_sched_cgroups Cgroup keys in the kernel runqueue histogram map (last tick).\n"
-		"# TYPE sandlens_sched_cgroups gauge\n"
-		"sandlens_sched_cgroups %llu\n"
-		"# HELP sandlens_sched_neighbour_pairs (victim, neighbour) cgroup pairs in the kernel map (last tick).\n"
-		"# TYPE sandlens_sched_neighbour_pairs gauge\n"
-		"sandlens_sched_neighbour_pairs %llu\n"
-		"# HELP sandlens_sched_waits_not_counted_total Waits missing from a histogram or neighbour table because its kernel map was full.\n"
-		"# TYPE sandlens_sched_waits_not_counted_total counter\n"
-		"sandlens_sched_waits_not_counted_total{map=\"sched_hist\"} %llu\n"
-		"sandlens_sched_waits_not_counted_total{map=\"sched_pairs\"} %llu\n"
-		"# HELP sandlens_sched_series_dropped_total Cgroup keys of containers not exported because sched.max_containers was reached.\n"
-		"# TYPE sandlens_sched_series_dropped_total counter\n"
-		"sandlens_sched_series_dropped_total %llu\n"
-		"# HELP sandlens_sched_watch_entries Entries in the kernel map of watched cgroup keys (sched_watch), last tick.\n"
-		"# TYPE sandlens_sched_watch_entries gauge\n"
-		"sandlens_sched_watch_entries %llu\n"
-		"# HELP sandlens_sched_watch_full_total Watched cgroup keys that found the watch map full (no sched_delay events for them).\n"
-		"# TYPE sandlens_sched_watch_full_total counter\n"
-		"sandlens_sched_watch_full_total %llu\n"
-		"# HELP sandlens_sched_delay_seen_total Waits of watched cgroups at or above sched.delay_threshold.\n"
-		"# TYPE sandlens_sched_delay_seen_total counter\n"
-		"sandlens_sched_delay_seen_total %llu\n"
-		"# HELP sandlens_sched_delay_rate_limited_total sched_delay events suppressed by the per-cgroup token bucket; carried as truncated_count.\n"
-		"# TYPE sandlens_sched_delay_rate_limited_total counter\n"
-		"sandlens_sched_delay_rate_limited_total %llu\n"
-		"# HELP sandlens_sched_delay_truncated_total Sum of truncated_count over delivered sched_delay events.\n"
-		"# TYPE sandlens_sched_delay_truncated_total counter\n"
-		"sandlens_sched_delay_truncated_total %llu\n"
-		"# HELP sandlens_sched_ringbuf_reserve_failures_total sched_delay ring buffer reservations that failed (carried as truncated_count).\n"
-		"# TYPE sandlens_sched_ringbuf_reserve_failures_total counter\n"
-		"sandlens_sched_ringbuf_reserve_failures_total %llu\n",
-		(unsigned long long)atomic_load(&sp->nkeys), (unsigned long long)atomic_load(&sp->npairs),
-		(unsigned long long)stat_sum(sp, SL_SST_HIST_FULL), (unsigned long long)stat_sum(sp, SL_SST_PAIR_FULL),
-		(unsigned long long)atomic_load(&sp->series_dropped), (unsigned long long)atomic_load(&sp->watch_entries),
-		(unsigned long long)atomic_load(&sp->watch_full),
-		(unsigned long long)stat_sum(sp, SL_SST_DELAY_SEEN),
-		(unsigned long long)stat_sum(sp, SL_SST_DELAY_RATE_LIMITED),
-		(unsigned long long)atomic_load(&sp->truncated_total),
-		(unsigned long long)stat_sum(sp, SL_SST_DELAY_RB_FAIL));
+	one(p, F_CGROUPS, atomic_load(&sp->nkeys));
+	one(p, F_PAIRS, atomic_load(&sp->npairs));
+	fam(p, F_NOT_COUNTED);
+	{
+		const struct sl_prom_label h[] = {{"map", "sched_hist"}, {NULL, NULL}};
+		const struct sl_prom_label q[] = {{"map", "sched_pairs"}, {NULL, NULL}};
+		sl_prom_u64(p, sl_sched_families[F_NOT_COUNTED].name, h, stat_sum(sp, SL_SST_HIST_FULL));
+		sl_prom_u64(p, sl_sched_families[F_NOT_COUNTED].name, q, stat_sum(sp, SL_SST_PAIR_FULL));
+	}
+	one(p, F_SERIES_DROPPED, atomic_load(&sp->series_dropped));
+	one(p, F_WATCH_ENTRIES, atomic_load(&sp->watch_entries));
+	one(p, F_WATCH_FULL, atomic_load(&sp->watch_full));
+	one(p, F_DELAY_SEEN, stat_sum(sp, SL_SST_DELAY_SEEN));
+	one(p, F_DELAY_RL, stat_sum(sp, SL_SST_DELAY_RATE_LIMITED));
+	one(p, F_DELAY_TRUNC, atomic_load(&sp->truncated_total));
+	one(p, F_RB_FAIL, stat_sum(sp, SL_SST_DELAY_RB_FAIL));
 }
 
 /* ---------- API ---------- */
@@ -241,25 +213,25 @@ static json_t *series_json(const struct sched_snap_series *s, uint64_t interval_
 	return o;
 }
 
-json_t *sl_sched_json(struct sl_agent *a, const char **why)
+json_t *sl_sched_view(struct sl_module *m, const struct sl_view_param *p, size_t n, unsigned *status,
+		      char *err, size_t errlen)
 {
-	struct sl_module *m = NULL;
 	struct sched_snap *snap;
 	json_t *root, *arr;
 	char tbuf[SL_TIME_RFC3339_MAX];
 
-	for (int i = 0; i < a->nmodules; i++)
-		if (a->modules[i].ops && !strcmp(a->modules[i].ops->name, "sched")) /* by name: keeps API tests free of the agent */
-			m = &a->modules[i];
-	if (!m || !m->enabled || m->state || !m->priv) {
-		*why = !m || !m->enabled ? "the sched module is disabled" : "the sched module failed to start";
+	(void)p;
+	(void)n; /* declares no parameters: the agent refused any */
+	if (!m || !m->priv) {
+		*status = 503;
+		snprintf(err, errlen, "the sched module is not running");
 		return NULL;
 	}
 	snap = sched_snap_get(m->priv);
 	root = json_object();
 	arr = json_array();
 	if (snap) {
-		sl_time_format((int64_t)snap->time_mono_ns + a->mono_to_real_ns, tbuf, sizeof(tbuf));
+		sl_time_format((int64_t)snap->time_mono_ns + sl_module_mono_to_real_ns(m), tbuf, sizeof(tbuf));
 		json_object_set_new(root, "time", json_string(tbuf));
 		json_object_set_new(root, "interval_seconds", json_real((double)snap->interval_ns / 1e9));
 		for (int i = 0; i < snap->n; i++)

@@ -2,6 +2,7 @@
  * into workloads, carry epochs over from the previous snapshot, keep
  * tombstones. docs/STATS.md "Collector", "Workloads", "Epochs". */
 #include "stats/stats.h"
+#include "cgroup/cgwalk.h"
 #include "cgroup/runc_state.h"
 
 #include <dirent.h>
@@ -13,8 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <uthash.h>
-
-#define MAX_DEPTH 32
 
 /* ------------------------------------------------------------ mounts */
 
@@ -28,21 +27,14 @@ static int has_word(const char *list, const char *w)
 	return 0;
 }
 
-int sl_stats_mounts_discover(const char *mountinfo, struct sl_stats_mounts *m)
+void sl_stats_mounts_from(const struct sl_cg_mounts *cm, struct sl_stats_mounts *m)
 {
-	static const char *const ctrl[] = {"memory", "cpu", "cpuacct", "blkio", "pids"};
-	char *dst[] = {m->memory, m->cpu, m->cpuacct, m->blkio, m->pids};
-	struct sl_cg_mounts cm;
-	int rc;
+	char *dst[SL_CG_NCTRL] = {m->memory, m->cpu, m->cpuacct, m->blkio, m->pids};
 
 	memset(m, 0, sizeof(*m));
-	for (size_t i = 0; i < sizeof(ctrl) / sizeof(ctrl[0]); i++) {
-		rc = sl_cg_mounts_discover_ex(mountinfo, NULL, ctrl[i], &cm);
-		if (rc)
-			return rc;
-		snprintf(dst[i], sizeof(m->memory), "%s", cm.v1);
-		snprintf(m->v2, sizeof(m->v2), "%s", cm.v2);
-	}
+	for (int i = 0; i < SL_CG_NCTRL; i++)
+		snprintf(dst[i], sizeof(m->memory), "%s", cm->v1_ctrl[i]);
+	snprintf(m->v2, sizeof(m->v2), "%s", cm->v2);
 	m->use_v2 = !m->memory[0];
 	if (m->v2[0]) {
 		char path[300], buf[512];
@@ -58,7 +50,6 @@ int sl_stats_mounts_discover(const char *mountinfo, struct sl_stats_mounts *m)
 			}
 		}
 	}
-	return 0;
 }
 
 /* -------------------------------------------------------------- walk */
@@ -76,9 +67,11 @@ struct found {
 
 struct walk {
 	const struct sl_stats_build_opts *o;
+	struct sl_runc_snap *runc; /* one snapshot of the runc index for the pass */
 	struct found *map;
 	size_t ncontainers, max;
 	uint64_t skipped, dirs;
+	uint64_t cut; /* directories the walker's bounds left out (cgwalk.h) */
 	int hier; /* 0 v2, 1 v1 memory */
 	const char *mount;
 	char path[SL_STATS_PATH_LEN];
@@ -101,96 +94,75 @@ static struct found *found_get(struct walk *w, const char *path)
 	return f;
 }
 
-static void visit(struct walk *w, int dfd, size_t plen, int depth, const char *anc)
+/* Per-directory walk state: the innermost enclosing container's id (a
+ * container nested in it belongs to its sandbox). */
+struct anc {
+	char id[SL_CONTAINER_ID_LEN];
+};
+
+static int visit(const struct sl_cgwalk_ent *e, void *arg)
 {
-	DIR *d = fdopendir(dfd);
-	struct dirent *de;
+	struct walk *w = arg;
+	const struct anc *pa = e->parent;
+	struct anc *me = e->ctx;
+	const char *anc = pa ? pa->id : "";
 
-	if (!d) {
-		close(dfd);
-		return;
+	if (strlen(e->rel) >= sizeof(w->path))
+		return SL_CGWALK_SKIP;
+	snprintf(w->path, sizeof(w->path), "%s", e->rel);
+	w->dirs++;
+
+	struct sl_attr at;
+	sl_cgpath_parse_opts(w->path, w->o->path_opts, &at);
+	if (at.is_container != SL_YES && w->runc &&
+	    sl_runc_snap_lookup(w->runc, e->abs, at.container_id, sizeof(at.container_id))) {
+		at.is_container = SL_YES;
+		snprintf(at.runtime, sizeof(at.runtime), "runc");
+		snprintf(at.kind, sizeof(at.kind), "container");
 	}
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
-			continue;
-		if (de->d_type != DT_DIR) {
-			struct stat sb;
-			if (de->d_type != DT_UNKNOWN ||
-			    fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(sb.st_mode))
-				continue;
-		}
-		size_t nl = strlen(de->d_name);
-		if (plen + 1 + nl >= sizeof(w->path))
-			continue;
-		w->path[plen] = '/';
-		memcpy(w->path + plen + 1, de->d_name, nl + 1);
-		w->dirs++;
-
-		struct sl_attr at;
-		sl_cgpath_parse_opts(w->path, w->o->path_opts, &at);
-		if (at.is_container != SL_YES && w->o->runc) {
-			char abs[SL_STATS_PATH_LEN + 300];
-			if (snprintf(abs, sizeof(abs), "%s%s", w->mount, w->path) < (int)sizeof(abs) &&
-			    sl_runc_index_lookup(w->o->runc, abs, at.container_id,
-						 sizeof(at.container_id))) {
-				at.is_container = SL_YES;
-				snprintf(at.runtime, sizeof(at.runtime), "runc");
-				snprintf(at.kind, sizeof(at.kind), "container");
+	const char *next_anc = anc;
+	if (at.is_container == SL_YES && at.container_id[0] && strcmp(at.container_id, anc)) {
+		struct found *f;
+		HASH_FIND_STR(w->map, w->path, f);
+		if (!f && w->ncontainers >= w->max) {
+			w->skipped++;
+		} else {
+			if (!f) {
+				f = found_get(w, w->path);
+				if (f)
+					w->ncontainers++;
 			}
-		}
-		const char *next_anc = anc;
-		if (at.is_container == SL_YES && at.container_id[0] && strcmp(at.container_id, anc)) {
-			struct found *f;
-			HASH_FIND_STR(w->map, w->path, f);
-			if (!f && w->ncontainers >= w->max) {
-				w->skipped++;
-			} else {
-				if (!f) {
-					f = found_get(w, w->path);
-					if (f)
-						w->ncontainers++;
-				}
-				if (f) {
-					f->what |= F_CTR;
-					f->at = at;
-					f->ino[w->hier] = de->d_ino;
-					snprintf(f->sandbox_id, sizeof(f->sandbox_id), "%s", anc);
-				}
-			}
-			next_anc = at.container_id;
-		} else if (at.is_container != SL_YES && at.pod_uid[0] && !strcmp(at.kind, "pod")) {
-			struct found *f = found_get(w, w->path);
 			if (f) {
-				f->what |= F_POD;
-				if (!(f->what & F_CTR))
-					f->at = at;
+				f->what |= F_CTR;
+				f->at = at;
+				f->ino[w->hier] = e->ino;
+				snprintf(f->sandbox_id, sizeof(f->sandbox_id), "%s", anc);
 			}
 		}
-		if (depth + 1 < MAX_DEPTH) {
-			int cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-			if (cfd >= 0) {
-				/* anc must outlive the recursion: copy it */
-				char keep[SL_CONTAINER_ID_LEN];
-				snprintf(keep, sizeof(keep), "%s", next_anc);
-				visit(w, cfd, plen + 1 + nl, depth + 1, keep);
-			}
+		next_anc = at.container_id;
+	} else if (at.is_container != SL_YES && at.pod_uid[0] && !strcmp(at.kind, "pod")) {
+		struct found *f = found_get(w, w->path);
+		if (f) {
+			f->what |= F_POD;
+			if (!(f->what & F_CTR))
+				f->at = at;
 		}
-		w->path[plen] = 0;
 	}
-	closedir(d);
+	snprintf(me->id, sizeof(me->id), "%s", next_anc);
+	return SL_CGWALK_DESCEND;
 }
 
 static void walk_hier(struct walk *w, int hier, const char *mount)
 {
 	if (!mount || !mount[0])
 		return;
-	int fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
+	struct sl_cgwalk_opts wo = {.ctx_size = sizeof(struct anc)};
+	struct sl_cgwalk_stats ws;
 	w->hier = hier;
 	w->mount = mount;
 	w->path[0] = 0;
-	visit(w, fd, 0, 0, "");
+	if (sl_cgwalk(mount, &wo, visit, w, &ws) == 0)
+		w->cut += sl_cgwalk_cut(&ws);
 }
 
 /* ------------------------------------------------------------ helpers */
@@ -571,11 +543,15 @@ struct sl_stats_snap *sl_stats_build(const struct sl_stats_build_opts *o,
 	s->cg_version = o->mounts->use_v2 ? 2 : 1;
 	w.max = o->max_containers ? o->max_containers : 4096;
 
+	w.runc = o->runc ? sl_runc_index_get(o->runc) : NULL;
 	walk_hier(&w, 0, o->mounts->v2);
 	if (!o->mounts->use_v2)
 		walk_hier(&w, 1, o->mounts->memory);
+	sl_runc_snap_put(w.runc);
+	w.runc = NULL;
 	s->skipped = w.skipped;
 	s->dirs_walked = w.dirs;
+	s->walk_cut = w.cut;
 
 	s->ctr = calloc(w.ncontainers + 1, sizeof(*s->ctr));
 	if (!s->ctr || w.oom)

@@ -31,6 +31,7 @@ struct sl_stats {
 	struct sl_stats_config cfg;
 	struct sl_stats_mounts mounts;
 	struct sl_runc_index *runc;
+	int own_runc; /* runc made here (no shared one given) */
 	pthread_mutex_t mu; /* held for a whole pass; never taken by readers */
 	struct sl_stats_snap *cur; /* RCU-protected */
 
@@ -63,14 +64,26 @@ struct sl_stats *sl_stats_new(const struct sl_stats_config *cfg)
 		c->cfg.interval_ms = 1000;
 	if (!c->cfg.max_containers)
 		c->cfg.max_containers = 4096;
-	if (cfg->mounts)
+	struct sl_cg_mounts cm;
+	if (cfg->mounts) {
 		c->mounts = *cfg->mounts;
-	else if (sl_stats_mounts_discover(cfg->mountinfo[0] ? cfg->mountinfo : "/proc/self/mountinfo",
-					  &c->mounts))
+	} else if (cfg->cg_mounts) {
+		sl_stats_mounts_from(cfg->cg_mounts, &c->mounts);
+	} else if (sl_cg_mounts_discover(cfg->mountinfo[0] ? cfg->mountinfo : "/proc/self/mountinfo",
+					 "memory", &cm) == 0) {
+		sl_stats_mounts_from(&cm, &c->mounts);
+	} else {
 		sl_warn(MOD, "cannot read mountinfo: no cgroup hierarchies to walk");
+	}
 	c->cfg.mounts = NULL;
-	if (c->cfg.runc_root[0])
+	c->cfg.cg_mounts = NULL;
+	if (cfg->runc) {
+		c->runc = cfg->runc; /* the agent's, shared with the pipeline and tasks */
+	} else if (c->cfg.runc_root[0]) {
 		c->runc = sl_runc_index_new(c->cfg.runc_root);
+		c->own_runc = 1;
+	}
+	c->cfg.runc = NULL;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->wmu, NULL);
 	pthread_condattr_t ca;
@@ -199,7 +212,8 @@ void sl_stats_free(struct sl_stats *c)
 	rcu_assign_pointer(c->cur, NULL);
 	synchronize_rcu();
 	sl_stats_snap_free(s);
-	sl_runc_index_free(c->runc);
+	if (c->own_runc)
+		sl_runc_index_free(c->runc);
 	pthread_mutex_destroy(&c->mu);
 	pthread_mutex_destroy(&c->wmu);
 	pthread_cond_destroy(&c->wcv);

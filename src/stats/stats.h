@@ -163,6 +163,9 @@ struct sl_stats_snap {
 	struct sl_stats_pending *pending;
 	uint64_t skipped; /* containers left out: max_containers reached */
 	uint64_t dirs_walked;
+	/* directories the walk's bounds left out (depth > SL_CGWALK_MAX_DEPTH,
+	 * too many directories, path too long: src/cgroup/cgwalk.h) */
+	uint64_t walk_cut;
 	struct sl_stats_prom *prom; /* rendered Prometheus text (sl_stats_render_prom) */
 };
 
@@ -204,16 +207,16 @@ struct sl_stats_mounts {
 	int use_v2;
 };
 
-/* Fill *m from a mountinfo file (normally /proc/self/mountinfo) and decide
- * use_v2 from <v2>/cgroup.controllers. Returns 0 or -errno. */
-int sl_stats_mounts_discover(const char *mountinfo, struct sl_stats_mounts *m);
+/* Fill *m from the agent's mount discovery (sl_cg_mounts_discover) and
+ * decide use_v2 from <v2>/cgroup.controllers. */
+void sl_stats_mounts_from(const struct sl_cg_mounts *cm, struct sl_stats_mounts *m);
 
 struct sl_runc_index;
 
 struct sl_stats_build_opts {
 	const struct sl_stats_mounts *mounts;
 	const struct sl_cgpath_opts *path_opts; /* may be NULL */
-	struct sl_runc_index *runc;             /* may be NULL: no runc lookups */
+	struct sl_runc_index *runc;             /* may be NULL: no runc lookups (one snapshot per pass) */
 	const char *runc_root;                  /* for pending ids; NULL/"" = none */
 	size_t max_containers;                  /* 0 = 4096 */
 	int64_t gone_grace_ns;                  /* how long a vanished workload is "tearing down" */
@@ -277,9 +280,13 @@ char *sl_stats_error_body(const char *code, const char *reason, const char *msg,
 struct sl_stats_config {
 	uint64_t interval_ms;     /* between passes; default 1000 */
 	size_t max_containers;    /* default 4096 */
-	char runc_root[256];      /* "" = none */
+	char runc_root[256];      /* "" = none (pending ids; the index below) */
+	/* the agent's shared runc index (not owned); NULL with runc_root set:
+	 * the collector makes its own (tests) */
+	struct sl_runc_index *runc;
 	struct sl_cgpath_opts path_opts;
-	char mountinfo[256];      /* "" = /proc/self/mountinfo */
+	char mountinfo[256];      /* "" = /proc/self/mountinfo (only without cg_mounts) */
+	const struct sl_cg_mounts *cg_mounts; /* the agent's discovery (copied); NULL: discover */
 	const struct sl_stats_mounts *mounts; /* non-NULL: use these (tests) */
 };
 

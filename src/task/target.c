@@ -1,9 +1,9 @@
 /* Task targets: cgroup walk + attribution (target.h). */
 #include "task/target.h"
+#include "cgroup/cgwalk.h"
 #include "cgroup/runc_state.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,12 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_DEPTH 32
 #define MAX_DIRS 200000 /* directories one walk visits at most */
 
 struct walk {
 	const struct sl_target_opts *o;
-	struct sl_runc_index *runc;
+	struct sl_runc_snap *runc; /* one snapshot of the shared index per walk */
 	int kind;               /* 0 container, 1 pod */
 	int refresh;            /* walking known roots: everything below matches */
 	const char *want;
@@ -83,7 +82,7 @@ static int dir_matches(struct walk *w, const char *abs, const struct sl_attr *a,
 	char runc_id[SL_CONTAINER_ID_LEN];
 	if (a->is_container == SL_YES && a->container_id[0])
 		id = a->container_id;
-	else if (w->runc && sl_runc_index_lookup(w->runc, abs, runc_id, sizeof(runc_id)) == 1)
+	else if (w->runc && sl_runc_snap_lookup(w->runc, abs, runc_id, sizeof(runc_id)) == 1)
 		id = runc_id;
 	if (!id)
 		return 0;
@@ -100,56 +99,63 @@ static int dir_matches(struct walk *w, const char *abs, const struct sl_attr *a,
 	return 1;
 }
 
-/* Walk the directory abs (relative path rel under the mount). inherited:
- * an ancestor matched (container id icid). */
-static void walk_dir(struct walk *w, int hier, const char *abs, const char *rel, int depth,
-		     int inherited, const char *icid)
-{
-	struct stat st;
+/* Per-directory walk state: the directory (or an ancestor) matched, and
+ * the container id to record for it. */
+struct dir_state {
+	int match;
 	char cid[SL_CONTAINER_ID_LEN];
-	int match = inherited;
+};
 
-	if (w->visited++ >= MAX_DIRS || depth > MAX_DEPTH || stat(abs, &st) != 0)
-		return;
-	snprintf(cid, sizeof(cid), "%s", inherited ? icid : "");
+struct walk_root {
+	struct walk *w;
+	int hier;
+	int inherited;    /* the root itself is known to match (refresh) */
+	const char *icid; /* and its container id */
+};
+
+static int visit(const struct sl_cgwalk_ent *e, void *arg)
+{
+	struct walk_root *r = arg;
+	struct walk *w = r->w;
+	const struct dir_state *p = e->parent;
+	struct dir_state *me = e->ctx;
+	int inherited = p ? p->match : r->inherited;
+	const char *icid = p ? p->cid : r->icid;
+	const char *rel = e->rel;
+
+	me->match = inherited;
+	snprintf(me->cid, sizeof(me->cid), "%s", inherited ? icid : "");
 	if (!inherited && !w->refresh) {
 		struct sl_attr a;
 		sl_cgpath_parse(rel[0] ? rel : "/", &a);
-		if (dir_matches(w, abs, &a, cid, sizeof(cid))) {
-			match = 1;
-			add_root(w->s, abs, hier);
+		if (dir_matches(w, e->abs, &a, me->cid, sizeof(me->cid))) {
+			me->match = 1;
+			add_root(w->s, e->abs, r->hier);
 			if (w->kind == 1 && !w->s->pod_uid[0])
 				snprintf(w->s->pod_uid, sizeof(w->s->pod_uid), "%s", a.pod_uid);
 		}
-	} else if (inherited && w->kind == 1 && !cid[0]) {
+	} else if (inherited && w->kind == 1 && !me->cid[0]) {
 		/* children of a pod cgroup: record their container ids */
 		struct sl_attr a;
 		sl_cgpath_parse(rel, &a);
 		if (a.is_container == SL_YES)
-			snprintf(cid, sizeof(cid), "%s", a.container_id);
+			snprintf(me->cid, sizeof(me->cid), "%s", a.container_id);
 	}
-	if (match)
-		add_cg(w, (uint64_t)st.st_ino, hier, cid);
+	if (me->match)
+		add_cg(w, e->ino, r->hier, me->cid);
+	return SL_CGWALK_DESCEND;
+}
 
-	DIR *d = opendir(abs);
-	if (!d)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
-			continue;
-		char a2[1024], r2[1024];
-		if ((size_t)snprintf(a2, sizeof(a2), "%s/%s", abs, de->d_name) >= sizeof(a2) ||
-		    (size_t)snprintf(r2, sizeof(r2), "%s/%s", rel, de->d_name) >= sizeof(r2))
-			continue;
-		if (de->d_type == DT_UNKNOWN) {
-			struct stat s2;
-			if (lstat(a2, &s2) || !S_ISDIR(s2.st_mode))
-				continue;
-		}
-		walk_dir(w, hier, a2, r2, depth + 1, match, cid);
-	}
-	closedir(d);
+/* Walk the tree at abs (the mount, or a known root); inherited: abs is
+ * already known to match, with container id icid. */
+static void walk_tree(struct walk *w, int hier, const char *abs, int inherited, const char *icid)
+{
+	struct walk_root r = {w, hier, inherited, icid};
+	struct sl_cgwalk_opts o = {
+		.visit_root = 1, .ctx_size = sizeof(struct dir_state), .max_dirs = MAX_DIRS};
+	struct sl_cgwalk_stats st;
+	if (sl_cgwalk(abs, &o, visit, &r, &st) == 0)
+		w->s->walk_cut += sl_cgwalk_cut(&st);
 }
 
 static int valid_id(const char *id)
@@ -180,13 +186,13 @@ int sl_target_resolve(const struct sl_target_opts *o, int kind, const char *id,
 	}
 	out->kind = kind;
 	w.wantlen = strlen(id);
-	if (kind == 0 && o->runc_root && o->runc_root[0])
-		w.runc = sl_runc_index_new(o->runc_root);
+	if (kind == 0 && o->runc)
+		w.runc = sl_runc_index_get(o->runc);
 	if (m->v2[0])
-		walk_dir(&w, 0, m->v2, "", 0, 0, "");
+		walk_tree(&w, 0, m->v2, 0, "");
 	if (m->v1[0])
-		walk_dir(&w, 1, m->v1, "", 0, 0, "");
-	sl_runc_index_free(w.runc);
+		walk_tree(&w, 1, m->v1, 0, "");
+	sl_runc_snap_put(w.runc);
 	if (w.ambiguous) {
 		snprintf(err, errlen, "target: container prefix '%s' matches %.64s and %.64s", id,
 			 out->container_id, w.other);
@@ -219,61 +225,51 @@ size_t sl_target_refresh(const struct sl_target_opts *o, struct sl_target_set *s
 				cid = s->cg[j].container_id;
 		char cidbuf[SL_CONTAINER_ID_LEN];
 		snprintf(cidbuf, sizeof(cidbuf), "%s", cid);
-		walk_dir(&w, s->roots_hier[i], s->roots[i], "", 0, 1, cidbuf);
+		walk_tree(&w, s->roots_hier[i], s->roots[i], 1, cidbuf);
 	}
 	return w.added;
 }
 
-static size_t read_procs(const char *dir, uint32_t *pids, size_t n, size_t max)
+struct procs {
+	uint32_t *pids;
+	size_t n, max;
+};
+
+/* cgroup.procs of one directory (opened relative to it), deduplicated. */
+static int read_procs(const struct sl_cgwalk_ent *e, void *arg)
 {
-	char p[1100], line[32];
-	if ((size_t)snprintf(p, sizeof(p), "%s/cgroup.procs", dir) >= sizeof(p))
-		return n;
-	FILE *f = fopen(p, "re");
-	if (!f)
-		return n;
-	while (n < max && fgets(line, sizeof(line), f)) {
+	struct procs *p = arg;
+	char line[32];
+	int fd = openat(e->fd, "cgroup.procs", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return SL_CGWALK_DESCEND;
+	}
+	while (p->n < p->max && fgets(line, sizeof(line), f)) {
 		uint32_t pid = (uint32_t)strtoul(line, NULL, 10);
 		int dup = 0;
 		if (!pid)
 			continue;
-		for (size_t i = 0; i < n && !dup; i++)
-			dup = pids[i] == pid;
+		for (size_t i = 0; i < p->n && !dup; i++)
+			dup = p->pids[i] == pid;
 		if (!dup)
-			pids[n++] = pid;
+			p->pids[p->n++] = pid;
 	}
 	fclose(f);
-	return n;
-}
-
-static size_t procs_tree(const char *dir, uint32_t *pids, size_t n, size_t max, int depth)
-{
-	n = read_procs(dir, pids, n, max);
-	if (depth > MAX_DEPTH)
-		return n;
-	DIR *d = opendir(dir);
-	if (!d)
-		return n;
-	struct dirent *de;
-	while (n < max && (de = readdir(d))) {
-		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
-			continue;
-		char sub[1100];
-		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) < sizeof(sub))
-			n = procs_tree(sub, pids, n, max, depth + 1);
-	}
-	closedir(d);
-	return n;
+	return p->n < p->max ? SL_CGWALK_DESCEND : SL_CGWALK_STOP;
 }
 
 size_t sl_target_pids(const struct sl_target_opts *o, const struct sl_target_set *s, uint32_t *pids,
 		      size_t max)
 {
 	(void)o;
-	size_t n = 0;
-	for (size_t i = 0; i < s->nroots && n < max; i++)
-		n = procs_tree(s->roots[i], pids, n, max, 0);
-	return n;
+	struct procs p = {pids, 0, max};
+	struct sl_cgwalk_opts wo = {.visit_root = 1, .max_dirs = MAX_DIRS};
+	for (size_t i = 0; i < s->nroots && p.n < max; i++)
+		sl_cgwalk(s->roots[i], &wo, read_procs, &p, NULL);
+	return p.n;
 }
 
 const char *sl_target_container_of(const struct sl_target_set *s, uint64_t cg2, uint64_t cg1)
@@ -306,11 +302,9 @@ int sl_target_pid_container(const struct sl_target_opts *o, const char *proc_roo
 		return 0;
 	}
 	/* plain runc: the v2 ("0::") path, or the v1 controller's line */
-	if (!o || !o->runc_root || !o->runc_root[0] || !o->mounts)
+	if (!o || !o->runc || !o->mounts)
 		return 0;
-	struct sl_runc_index *ix = sl_runc_index_new(o->runc_root);
-	if (!ix)
-		return 0;
+	struct sl_runc_index *ix = o->runc;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		const char *mnt = NULL;
@@ -340,6 +334,5 @@ int sl_target_pid_container(const struct sl_target_opts *o, const char *proc_roo
 		if (sl_runc_index_lookup(ix, dir, id, idlen) == 1)
 			break;
 	}
-	sl_runc_index_free(ix);
 	return 0;
 }

@@ -6,8 +6,9 @@
  * rules (sl_cgpath_parse) or, for plain runc containers, runc's state
  * (sl_runc_index). A matching directory and all its descendants belong to
  * the target; their directory inode numbers are the cgroup ids the kernel
- * reports (kernfs ids, docs/ARCHITECTURE.md "Identity"). This walk is the
- * task runner's own: it does not touch the poll loop's attribution cache.
+ * reports (kernfs ids, docs/ARCHITECTURE.md "Identity"). The walk is the
+ * one cgroup walker (src/cgroup/cgwalk.h, depth bound SL_CGWALK_MAX_DEPTH);
+ * it does not touch the poll loop's attribution cache.
  *
  * A pid/tid target is checked in /proc and attributed from
  * /proc/<pid>/cgroup.
@@ -19,6 +20,8 @@
 #include <stdint.h>
 
 #include "cgroup/attr.h"
+
+struct sl_runc_index;
 
 /* Most cgroup directories one target may cover; more are left out (and
  * counted in sl_target_set.truncated). */
@@ -40,6 +43,8 @@ struct sl_target_set {
 	char roots[SL_TARGET_MAX_ROOTS][512]; /* absolute paths of the topmost matches */
 	int roots_hier[SL_TARGET_MAX_ROOTS];
 	uint64_t truncated;  /* directories beyond SL_TARGET_MAX_CG */
+	uint64_t walk_cut;   /* directories the walk's bounds left out (src/cgroup/cgwalk.h:
+			      * deeper than SL_CGWALK_MAX_DEPTH, too many, path too long) */
 	char container_id[SL_CONTAINER_ID_LEN]; /* the (first) matching container; "" for pods */
 	char pod_uid[SL_POD_UID_LEN];
 	size_t ncontainers;  /* distinct container ids matched */
@@ -47,7 +52,7 @@ struct sl_target_set {
 
 struct sl_target_opts {
 	const struct sl_cg_mounts *mounts;
-	const char *runc_root; /* NULL/"" = no plain runc lookups */
+	struct sl_runc_index *runc; /* the agent's shared runc index; NULL = no plain runc lookups */
 };
 
 /* Resolve a container (kind 0: id, or a prefix of >= 4 characters; a

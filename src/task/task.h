@@ -107,6 +107,8 @@ int sl_task_spec_parse(const json_t *body, const struct sl_task_limits *lim,
 
 /* ---- the executor ---- */
 
+struct sl_runc_index;
+
 struct sl_tasks_config {
 	size_t max_concurrent;      /* tasks.max_concurrent_tasks, default 4 */
 	struct sl_task_limits lim;
@@ -116,7 +118,7 @@ struct sl_tasks_config {
 	uint32_t stack_entries;     /* tasks.stack_entries: BPF stack map size */
 	uint32_t count_entries;     /* tasks.count_entries: BPF counts map size */
 	char db_path[512];          /* SQLite file of task records and results */
-	char runc_root[256];        /* plain runc containers (attribution.runc_root) */
+	struct sl_runc_index *runc; /* plain runc containers: the agent's shared index (not owned); NULL = none */
 	struct sl_cg_mounts mounts; /* cgroup mounts (copied) */
 	int v1_subsys_id;           /* css_set->subsys index of the v1 controller, -1 none */
 	struct sl_symbolizer *sym;  /* shared symbolizer (owned by the caller); NULL = make one */

@@ -43,7 +43,7 @@ struct sl_tasks *sl_tasks_start_agent(struct sl_agent *a)
 
 	sl_tasks_db_path(&a->cfg, tc.db_path, sizeof(tc.db_path));
 	if (a->cfg.attribution.enabled)
-		snprintf(tc.runc_root, sizeof(tc.runc_root), "%s", a->cfg.attribution.runc_root);
+		tc.runc = a->runc; /* the one shared index */
 	struct sl_tasks *ts = sl_tasks_new(&tc, err, sizeof(err));
 	if (!ts)
 		sl_err(MOD, "task executor not started: %s", err);

@@ -374,7 +374,7 @@ void *sl_task_runner(void *arg)
 	r->ts = ts;
 	sl_task_save(ts, t); /* the pending record (sl_tasks_create leaves it to us) */
 	r->topts.mounts = &ts->cfg.mounts;
-	r->topts.runc_root = ts->cfg.runc_root;
+	r->topts.runc = ts->cfg.runc;
 
 	if (resolve(r, err, sizeof(err))) {
 		finish(r, SL_TS_FAILED, err);

@@ -36,7 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[256];
 	if (sl_api_params_check(&ps, err, sizeof(err)) == 0) {
 		struct sl_event_filter f;
-		sl_api_parse_event_params(ps.p, ps.n, 1700000000000000000ll, &f, err, sizeof(err));
+		static const char *const types[] = {"exec", "exit", "signal", "oom", "sched_delay"};
+		sl_api_parse_event_params(ps.p, ps.n, 1700000000000000000ll, types, 5, &f, err, sizeof(err));
 		sl_api_no_params(ps.p, ps.n, err, sizeof(err));
 		static const char *const names[] = {"id", "format", "limit"};
 		const char *vals[3];

@@ -155,6 +155,13 @@ static void test_mounts_hybrid(void **state)
 	assert_int_equal(m.v1_hierarchy_id, 5);
 	assert_int_equal(m.v2_root_id, ino_of(unified, ""));
 	assert_int_equal(m.v1_root_id, ino_of(mem, ""));
+	/* every controller the agent reads, from the same pass (co-mounted
+	 * cpu,cpuacct share a path; "memory_recursiveprot" is not "memory") */
+	assert_string_equal(m.v1_ctrl[SL_CG_MEMORY], mem);
+	assert_string_equal(m.v1_ctrl[SL_CG_CPU], "/sys/fs/cgroup/cpu,cpuacct");
+	assert_string_equal(m.v1_ctrl[SL_CG_CPUACCT], "/sys/fs/cgroup/cpu,cpuacct");
+	assert_string_equal(m.v1_ctrl[SL_CG_BLKIO], "");
+	assert_string_equal(m.v1_ctrl[SL_CG_PIDS], "");
 	/* controller not mounted, /proc/cgroups unreadable */
 	assert_int_equal(sl_cg_mounts_discover_ex(mi, "/nonexistent", "hugetlb", &m), 0);
 	assert_string_equal(m.v1, "");

@@ -11,6 +11,18 @@
 
 #include "agent/config.h"
 #include "common/units.h"
+#include "modules/proc.h"
+#include "modules/sched.h"
+
+/* the modules' sections (tests may name modules) */
+static inline struct sl_proc_cfg *PROC(struct sl_config *c)
+{
+	return sl_config_module_by_name(c, "proc", NULL);
+}
+static inline struct sl_sched_cfg *SCHED(struct sl_config *c)
+{
+	return sl_config_module_by_name(c, "sched", NULL);
+}
 #include "common/log.h"
 
 static char path[64];
@@ -40,7 +52,7 @@ static void defaults(void **state)
 	assert_int_equal(c.attribution.negative_ttl_s, 30);
 	assert_int_equal(c.store.max_age_s, 7 * 86400);
 	assert_int_equal(c.store.max_bytes, 1ull << 30);
-	assert_int_equal(c.proc.ringbuf_bytes, 4u << 20);
+	assert_int_equal(PROC(&c)->ringbuf_size, 4u << 20);
 }
 
 static void full_file(void **state)
@@ -62,9 +74,9 @@ static void full_file(void **state)
 	assert_string_equal(c.api.unix_socket, "/run/s.sock");
 	assert_int_equal(c.attribution.enabled, 0);
 	assert_int_equal(c.attribution.negative_ttl_s, 60);
-	assert_int_equal(c.proc.exec_rate, 7);
-	assert_int_equal(c.proc.exec_burst, 9);
-	assert_int_equal(c.proc.ringbuf_bytes, 8u << 20);
+	assert_int_equal(PROC(&c)->exec_rate, 7);
+	assert_int_equal(PROC(&c)->exec_burst, 9);
+	assert_int_equal(PROC(&c)->ringbuf_size, 8u << 20);
 }
 
 static void api_access_keys(void **state)
@@ -186,7 +198,7 @@ static void empty_file_is_defaults(void **state)
 	struct sl_config c;
 	char err[256];
 	assert_int_equal(load("", &c, err, sizeof(err)), 0);
-	assert_int_equal(c.proc.exec_rate, 50);
+	assert_int_equal(PROC(&c)->exec_rate, 50);
 }
 
 /* A section with every key commented out (or ~) means all defaults. */
@@ -210,7 +222,7 @@ static void empty_section_is_defaults(void **state)
 			fail();
 		}
 		sl_config_defaults(&d);
-		d.proc.exec_rate = 7;
+		PROC(&d)->exec_rate = 7;
 		assert_memory_equal(&c, &d, sizeof(c));
 	}
 }
@@ -237,7 +249,7 @@ static void one_document_only(void **state)
 	assert_int_equal(load("# nothing\n", &c, err, sizeof(err)), 0);
 	assert_int_equal(load("---\n# nothing\n", &c, err, sizeof(err)), 0);
 	assert_int_equal(load("~\n", &c, err, sizeof(err)), 0);
-	assert_int_equal(c.proc.exec_rate, 50);
+	assert_int_equal(PROC(&c)->exec_rate, 50);
 }
 
 static void v1_controller_names(void **state)
@@ -285,7 +297,7 @@ static void accepted_values(void **state)
 	}
 	assert_string_equal(c.api.listen, "");
 	assert_string_equal(c.tasks.store_path, "");
-	assert_string_equal(c.sched.watch, "4f2a9c, 6d1e-pod");
+	assert_string_equal(SCHED(&c)->watch, "4f2a9c, 6d1e-pod");
 	assert_string_equal(c.tracefs, "/sys/kernel/debug/tracing");
 	assert_string_equal(c.attribution.runc_root, "/run/containerd/runc/k8s.io");
 	assert_string_equal(c.attribution.v1_controller, "pids");
@@ -392,7 +404,7 @@ static void load_from_buffer(void **state)
 	const char y[] = "proc:\n  exec_rate: 7\nXXXX";
 	sl_config_defaults(&c);
 	assert_int_equal(sl_config_load_buf(&c, "b", y, sizeof(y) - 5, err, sizeof(err)), 0);
-	assert_int_equal(c.proc.exec_rate, 7);
+	assert_int_equal(PROC(&c)->exec_rate, 7);
 	size_t big = SL_CONFIG_MAX_BYTES + 1;
 	char *b = malloc(big);
 	assert_non_null(b);

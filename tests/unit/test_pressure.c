@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "agent/pressure.h"
+#include "agent/kinds.h"
 
 #define SEC 1000000000ULL
 
@@ -184,15 +185,34 @@ static void log_keeps_the_newest(void **state)
 static void severity(void **state)
 {
 	(void)state;
-	assert_true(sl_pressure_low_severity("exec", 0, 0));
-	assert_true(sl_pressure_low_severity("sched_delay", 0, 0));
-	assert_true(sl_pressure_low_severity("exit", 0, 0));
-	assert_false(sl_pressure_low_severity("exit", 1, 0));
-	assert_false(sl_pressure_low_severity("exit", 0, 9));
-	assert_false(sl_pressure_low_severity("signal", 0, 0));
-	assert_false(sl_pressure_low_severity("oom", 0, 0));
-	assert_false(sl_pressure_low_severity("something_new", 0, 0));
-	assert_false(sl_pressure_low_severity(NULL, 0, 0));
+	assert_true(sl_pressure_low_severity(SL_SEV_DEBUG));
+	assert_true(sl_pressure_low_severity(SL_SEV_INFO));
+	assert_false(sl_pressure_low_severity(SL_SEV_NOTICE));
+	assert_false(sl_pressure_low_severity(SL_SEV_CRITICAL));
+	/* what the modules declare: exec, a clean exit and sched_delay are
+	 * low; an abnormal exit, signal and oom are not */
+	struct sl_kinds ks;
+	char err[256];
+	assert_int_equal(sl_kinds_build(&ks, sl_registry, sl_registry_count, NULL, err, sizeof(err)), 0);
+	static const struct {
+		const char *type, *fields;
+		int low;
+	} c[] = {
+		{"exec", "{}", 1},
+		{"sched_delay", "{}", 1},
+		{"exit", "{\"exit_code\":0,\"signal\":0}", 1},
+		{"exit", "{\"exit_code\":1,\"signal\":0}", 0},
+		{"exit", "{\"exit_code\":0,\"signal\":9}", 0},
+		{"signal", "{}", 0},
+		{"oom", "{}", 0},
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int k = sl_kinds_find(&ks, c[i].type);
+		assert_true(k >= 0);
+		json_t *f = json_loads(c[i].fields, 0, NULL);
+		assert_int_equal(sl_pressure_low_severity(sl_kinds_severity(&ks, (unsigned)k, f)), c[i].low);
+		json_decref(f);
+	}
 	assert_string_equal(sl_pressure_step_name(1), "metrics_slowed");
 	assert_string_equal(sl_pressure_step_name(4), "low_severity_dropped");
 	assert_string_equal(sl_pressure_step_name(5), "?");

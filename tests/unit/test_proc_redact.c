@@ -14,6 +14,18 @@
 
 #include "agent/config.h"
 #include "modules/proc.h"
+#include "modules/sched.h"
+
+/* the modules' sections (tests may name modules) */
+static inline struct sl_proc_cfg *PROC(struct sl_config *c)
+{
+	return sl_config_module_by_name(c, "proc", NULL);
+}
+static inline struct sl_sched_cfg *SCHED(struct sl_config *c)
+{
+	return sl_config_module_by_name(c, "sched", NULL);
+}
+#include "modules/proc.h"
 #include "modules/proc_redact.h"
 
 #define CASES "tests/unit/cases/redact"
@@ -50,9 +62,10 @@ static void run_case(const char *path, const struct sl_config *defaults)
 		json_array_foreach(pats, i, v)
 			snprintf(pat[i], sizeof(pat[i]), "%s", json_string_value(v));
 	} else {
-		npat = defaults->proc.nredact;
+		const struct sl_proc_cfg *pc = PROC((struct sl_config *)defaults);
+		npat = pc->redact_args.n;
 		pat = calloc(npat, sizeof(*pat));
-		memcpy(pat, defaults->proc.redact, npat * sizeof(*pat));
+		memcpy(pat, pc->redact_args.v, npat * sizeof(*pat));
 	}
 	size_t n = block(json_object_get(c, "argv"), blk, sizeof(blk));
 	got = sl_proc_argv_json_redact(blk, n, (const char (*)[64])pat, npat, &redacted);
@@ -112,7 +125,7 @@ static void exec_fields_redacted(void **state)
 	e.hdr.type = SL_EV_EXEC;
 	memcpy(e.argv, blk, sizeof(blk) - 1);
 	e.argv_len = sizeof(blk) - 1;
-	o = sl_proc_exec_fields_redact(&e, sizeof(e), (const char (*)[64])d.proc.redact, d.proc.nredact);
+	o = sl_proc_exec_fields_redact(&e, sizeof(e), (const char (*)[64])PROC(&d)->redact_args.v, PROC(&d)->redact_args.n);
 	assert_non_null(o);
 	assert_string_equal(json_string_value(json_array_get(json_object_get(o, "argv"), 2)), "***");
 	assert_true(json_is_true(json_object_get(o, "args_redacted")));

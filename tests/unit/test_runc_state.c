@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include "cgroup/runc_state.h"
 
@@ -68,6 +70,7 @@ static void finds_by_any_controller_dir(void **state)
 	char id[80];
 	add_container("web1", "/sys/fs/cgroup/unified/mytest/web1", 1);
 	struct sl_runc_index *ix = sl_runc_index_new(root);
+	sl_runc_index_set_min_interval(ix, 0);
 	assert_int_equal(sl_runc_index_lookup(ix, "/sys/fs/cgroup/unified/mytest/web1", id, sizeof(id)), 1);
 	assert_string_equal(id, "web1");
 	assert_int_equal(sl_runc_index_lookup(ix, "/sys/fs/cgroup/memory/x/web1", id, sizeof(id)), 1);
@@ -81,6 +84,7 @@ static void sees_new_and_removed_containers(void **state)
 	(void)state;
 	char id[80], p[256];
 	struct sl_runc_index *ix = sl_runc_index_new(root);
+	sl_runc_index_set_min_interval(ix, 0);
 	assert_int_equal(sl_runc_index_lookup(ix, "/c/a", id, sizeof(id)), 0);
 	add_container("a", "/c/a", 1);
 	bump_root_mtime();
@@ -123,6 +127,7 @@ static void state_written_after_directory(void **state)
 	char id[80], p[256];
 	add_container("late", "/c/late", 0);
 	struct sl_runc_index *ix = sl_runc_index_new(root);
+	sl_runc_index_set_min_interval(ix, 0);
 	assert_int_equal(sl_runc_index_lookup(ix, "/c/late", id, sizeof(id)), 0);
 	snprintf(p, sizeof(p), "%s/late/state.json", root);
 	write_file(p, "{\"id\":\"late\",\"cgroup_paths\":{\"\":\"/c/late\"}}");
@@ -143,6 +148,7 @@ static void garbage_and_missing_root(void **state)
 	snprintf(p, sizeof(p), "%s/noid/state.json", root);
 	write_file(p, "{\"cgroup_paths\":{\"\":\"/c/noid\"}}");
 	struct sl_runc_index *ix = sl_runc_index_new(root);
+	sl_runc_index_set_min_interval(ix, 0);
 	assert_int_equal(sl_runc_index_lookup(ix, "/c/bad", id, sizeof(id)), 0);
 	assert_int_equal(sl_runc_index_errors(ix), 2);
 	sl_runc_index_free(ix);
@@ -170,6 +176,125 @@ static void state_from_buffer(void **state)
 	sl_runc_index_free(ix);
 }
 
+/* The shared index (issue 9 item 3): readers on several threads get, look
+ * up and put while another thread adds and removes containers; a snapshot
+ * held across a rebuild stays whole (ASan checks the frees), an answer is
+ * either "not found" or the right id, and rebuilds are rate-limited. */
+#define NREADERS 4
+#define NCTR 8
+
+struct race {
+	struct sl_runc_index *ix;
+	atomic_int stop;
+	atomic_ulong lookups, found, wrong;
+};
+
+static void *reader(void *arg)
+{
+	struct race *r = arg;
+	char dir[64], id[80], want[16];
+	unsigned i = 0;
+	while (!atomic_load(&r->stop)) {
+		unsigned k = i++ % NCTR;
+		snprintf(dir, sizeof(dir), "/c/r%u", k);
+		snprintf(want, sizeof(want), "r%u", k);
+		int hit;
+		if (i % 2) {
+			hit = sl_runc_index_lookup(r->ix, dir, id, sizeof(id));
+		} else { /* one snapshot for several lookups, as the stats pass does */
+			struct sl_runc_snap *s = sl_runc_index_get(r->ix);
+			assert_non_null(s);
+			hit = sl_runc_snap_lookup(s, dir, id, sizeof(id));
+			for (unsigned j = 0; j < NCTR; j++) {
+				char d2[64], i2[80];
+				snprintf(d2, sizeof(d2), "/c/r%u", j);
+				sl_runc_snap_lookup(s, d2, i2, sizeof(i2));
+			}
+			sl_runc_snap_put(s);
+		}
+		atomic_fetch_add(&r->lookups, 1);
+		if (hit) {
+			atomic_fetch_add(&r->found, 1);
+			if (strcmp(id, want))
+				atomic_fetch_add(&r->wrong, 1);
+		}
+	}
+	return NULL;
+}
+
+static void concurrent_get_put_vs_rebuild(void **state)
+{
+	(void)state;
+	struct race r = {.ix = sl_runc_index_new(root)};
+	assert_non_null(r.ix);
+	sl_runc_index_set_min_interval(r.ix, 1000000); /* 1 ms: many rebuilds */
+	sl_runc_index_set_grace(r.ix, 2000000);
+	pthread_t th[NREADERS];
+	for (int i = 0; i < NREADERS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, reader, &r), 0);
+	char id[16], dir[32], p[256];
+	struct timespec nap = {0, 300000};
+	for (int round = 0; round < 200; round++) {
+		unsigned k = (unsigned)round % NCTR;
+		snprintf(id, sizeof(id), "r%u", k);
+		snprintf(dir, sizeof(dir), "/c/r%u", k);
+		snprintf(p, sizeof(p), "%s/%s", root, id);
+		struct stat sb;
+		if (stat(p, &sb) == 0) {
+			snprintf(p, sizeof(p), "rm -rf '%s/%s'", root, id);
+			assert_int_equal(system(p), 0);
+		} else {
+			add_container(id, dir, 1);
+		}
+		struct timespec ts[2] = {{0, UTIME_NOW}, {time(NULL) + 100 + round, 0}};
+		utimensat(AT_FDCWD, root, ts, 0);
+		nanosleep(&nap, NULL);
+	}
+	atomic_store(&r.stop, 1);
+	for (int i = 0; i < NREADERS; i++)
+		pthread_join(th[i], NULL);
+	/* a snapshot held across a rebuild keeps answering from its own map
+	 * (after the readers: one of them may be rebuilding, and a lookup
+	 * never waits for that) */
+	sl_runc_index_set_min_interval(r.ix, 0);
+	struct sl_runc_snap *held = sl_runc_index_get(r.ix);
+	add_container("late1", "/c/late1", 1);
+	struct timespec ts[2] = {{0, UTIME_NOW}, {time(NULL) + 1000, 0}};
+	utimensat(AT_FDCWD, root, ts, 0);
+	char got[80];
+	assert_int_equal(sl_runc_index_lookup(r.ix, "/c/late1", got, sizeof(got)), 1);
+	assert_int_equal(sl_runc_snap_lookup(held, "/c/late1", got, sizeof(got)), 0);
+	sl_runc_snap_put(held);
+	print_message("lookups %lu found %lu rebuilds %llu\n", atomic_load(&r.lookups),
+		      atomic_load(&r.found), (unsigned long long)sl_runc_index_rebuilds(r.ix));
+	assert_int_equal(atomic_load(&r.wrong), 0);
+	assert_true(atomic_load(&r.found) > 0);
+	assert_true(sl_runc_index_rebuilds(r.ix) > 1);
+	/* (errors may count: this test writes state.json in place, so a rebuild
+	 * can read one half-written; runc itself renames it into place) */
+	sl_runc_index_free(r.ix);
+}
+
+/* Rebuilds are at most one per min-interval, whatever the lookups. */
+static void rebuilds_rate_limited(void **state)
+{
+	(void)state;
+	struct sl_runc_index *ix = sl_runc_index_new(root);
+	sl_runc_index_set_min_interval(ix, 60ull * 1000000000ull);
+	char id[80];
+	assert_int_equal(sl_runc_index_lookup(ix, "/c/x", id, sizeof(id)), 0);
+	assert_int_equal(sl_runc_index_rebuilds(ix), 1); /* the first get builds */
+	add_container("x", "/c/x", 1);
+	bump_root_mtime();
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(sl_runc_index_lookup(ix, "/c/x", id, sizeof(id)), 0);
+	assert_int_equal(sl_runc_index_rebuilds(ix), 1);
+	sl_runc_index_set_min_interval(ix, 0);
+	assert_int_equal(sl_runc_index_lookup(ix, "/c/x", id, sizeof(id)), 1);
+	assert_int_equal(sl_runc_index_rebuilds(ix), 2);
+	sl_runc_index_free(ix);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +303,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(state_written_after_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(garbage_and_missing_root, setup, teardown),
 		cmocka_unit_test(state_from_buffer),
+		cmocka_unit_test_setup_teardown(concurrent_get_put_vs_rebuild, setup, teardown),
+		cmocka_unit_test_setup_teardown(rebuilds_rate_limited, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,18 @@
 
 #include "agent/config.h"
 #include "common/units.h"
+#include "modules/proc.h"
+#include "modules/sched.h"
+
+/* the modules' sections (tests may name modules) */
+static inline struct sl_proc_cfg *PROC(struct sl_config *c)
+{
+	return sl_config_module_by_name(c, "proc", NULL);
+}
+static inline struct sl_sched_cfg *SCHED(struct sl_config *c)
+{
+	return sl_config_module_by_name(c, "sched", NULL);
+}
 #include "modules/sched.h"
 
 static void test_delay_fields(void **state)
@@ -105,10 +117,10 @@ static void test_config_defaults(void **state)
 	(void)state;
 	struct sl_config c;
 	sl_config_defaults(&c);
-	assert_int_equal(c.sched.enabled, 1);
-	assert_string_equal(c.sched.watch, "all");
-	assert_true(c.sched.delay_threshold_ns == 1000000);
-	assert_true(c.sched.ringbuf_bytes == 256u << 10);
+	{ int en = 0; sl_config_module_by_name(&c, "sched", &en); assert_int_equal(en, 1); }
+	assert_string_equal(SCHED(&c)->watch, "all");
+	assert_true(SCHED(&c)->delay_threshold_ns == 1000000);
+	assert_true(SCHED(&c)->ringbuf_size == 256u << 10);
 }
 
 int main(void)
