@@ -9,7 +9,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -487,6 +490,93 @@ static void test_escape_cells(void **state)
 	json_decref(h);
 }
 
+/* cli_schema_fetch against a one-shot server answering a canned reply:
+ * an old agent (404), a broken one, a good one, and nobody listening. */
+struct canned {
+	int fd;
+	const char *reply;
+};
+
+static void *serve_once(void *arg)
+{
+	struct canned *c = arg;
+	int s = accept(c->fd, NULL, NULL);
+	if (s >= 0) {
+		char req[4096];
+		ssize_t n = recv(s, req, sizeof(req), 0); /* the request, whole in one read or not: answer anyway */
+		(void)n;
+		ssize_t w = send(s, c->reply, strlen(c->reply), MSG_NOSIGNAL);
+		(void)w;
+		close(s);
+	}
+	return NULL;
+}
+
+static int fetch_with(const char *body_status, const char *body, struct cli_schema *s)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	char reply[8192], base[64];
+	snprintf(reply, sizeof(reply),
+		 "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+		 body_status, strlen(body), body);
+	struct canned c = {fd, reply};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, serve_once, &c), 0);
+	snprintf(base, sizeof(base), "http://127.0.0.1:%d", ntohs(a.sin_port));
+	struct cli_conn conn;
+	assert_int_equal(cli_http_init(&conn, base, NULL), 0);
+	int rc = cli_schema_fetch(&conn, s);
+	cli_http_close(&conn);
+	pthread_join(th, NULL);
+	close(fd);
+	return rc;
+}
+
+static void test_schema_fetch(void **state)
+{
+	(void)state;
+	struct cli_schema s;
+	/* an agent older than the route: not an error, the fallback */
+	assert_int_equal(fetch_with("404 Not Found", "{\"error\":{\"code\":\"NOT_FOUND\",\"message\":\"no route\"}}", &s),
+			 CLI_OK);
+	assert_false(s.loaded);
+	assert_int_equal(s.nkinds, 0);
+	assert_true(cli_schema_is_common(&s, "pid"));
+	cli_schema_free(&s);
+	/* a body that is not JSON, or not of the shape: the fallback too */
+	assert_int_equal(fetch_with("200 OK", "<html>", &s), CLI_OK);
+	assert_false(s.loaded);
+	cli_schema_free(&s);
+	assert_int_equal(fetch_with("200 OK", "{\"kinds\":7}", &s), CLI_OK);
+	assert_false(s.loaded);
+	cli_schema_free(&s);
+	assert_int_equal(fetch_with("500 Internal Server Error", "{}", &s), CLI_OK);
+	assert_false(s.loaded);
+	cli_schema_free(&s);
+	/* the schema */
+	assert_int_equal(fetch_with("200 OK", "{\"kinds\":[{\"name\":\"mem_stall\",\"details\":\"stall {d:dur}\"}],"
+					      "\"common_fields\":[{\"name\":\"time\"}]}", &s),
+			 CLI_OK);
+	assert_true(s.loaded);
+	assert_int_equal(s.type_width, 9);
+	char *d = details_with(&s, "{\"type\":\"mem_stall\",\"d\":52000000}");
+	assert_string_equal(d, "stall 52.0ms");
+	free(d);
+	cli_schema_free(&s);
+	/* nobody listening: the API is unreachable, an error (exit 1) */
+	struct cli_conn conn;
+	assert_int_equal(cli_http_init(&conn, "http://127.0.0.1:1", NULL), 0);
+	assert_int_equal(cli_schema_fetch(&conn, &s), CLI_ERR);
+	cli_http_close(&conn);
+	cli_schema_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -499,6 +589,7 @@ int main(void)
 		cmocka_unit_test(test_no_schema),
 		cmocka_unit_test(test_bad_schema),
 		cmocka_unit_test(test_escape_cells),
+		cmocka_unit_test(test_schema_fetch),
 	};
 	return cmocka_run_group_tests(tests, load_schema, free_schema);
 }
