@@ -27,7 +27,11 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(B)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(B)/skel/%.skel.h,$(BPF_SRCS))
 
-LIB_SRCS := $(wildcard src/common/*.c src/cgroup/*.c src/store/*.c \
+# src/common: what the agent and the CLI share (no daemon code, no module):
+# libslcommon.a. Everything else but the mains: libsandlens.a.
+COMMON_SRCS := $(wildcard src/common/*.c)
+COMMON_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(COMMON_SRCS))
+LIB_SRCS := $(wildcard src/cgroup/*.c src/store/*.c \
 	src/modules/*.c src/api/*.c src/stats/*.c src/profile/*.c src/task/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c))
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS := $(wildcard src/cli/*.c)
@@ -81,15 +85,22 @@ $(B)/libsandlens.a: $(LIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/sandlensd: $(B)/obj/agent/main.o $(B)/libsandlens.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-
-$(B)/sandlens: $(CLI_OBJS) $(B)/libsandlens.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-
-$(B)/tests/%: tests/unit/%.c $(B)/libsandlens.a
+$(B)/libslcommon.a: $(COMMON_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) $(DEPFLAGS) -o $@ $< $(B)/libsandlens.a $(LDLIBS) -lcmocka
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/sandlensd: $(B)/obj/agent/main.o $(B)/libsandlens.a $(B)/libslcommon.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The CLI: its objects, libslcommon.a and only the libraries it calls
+# (tests/integration/t_cli_layer.sh checks both).
+CLI_LDLIBS := $(shell pkg-config --libs libcurl jansson)
+$(B)/sandlens: $(CLI_OBJS) $(B)/libslcommon.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(CLI_LDLIBS)
+
+$(B)/tests/%: tests/unit/%.c $(B)/libsandlens.a $(B)/libslcommon.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) $(DEPFLAGS) -o $@ $< $(B)/libsandlens.a $(B)/libslcommon.a $(LDLIBS) -lcmocka
 
 # Test helper programs run inside runc containers: static, no sanitizers.
 $(B)/helpers/%: tests/helpers/%.c
@@ -111,8 +122,10 @@ FUZZ_SRCS_cgpath := src/cgroup/cgpath.c
 FUZZ_SRCS_cgstat := $(wildcard src/cgroup/cgstat*.c)
 FUZZ_SRCS_mounts := src/cgroup/mounts.c
 FUZZ_SRCS_runc_state := src/cgroup/runc_state.c
-FUZZ_SRCS_config := src/agent/config.c src/common/log.c src/common/json.c src/modules/proc_redact.c \
-	src/modules/proc_decl.c src/modules/sched_decl.c
+# every module's declarations (src/modules/<m>_decl.c, pure data; a
+# module's decl may use its own pure helpers named <m>_redact.c)
+FUZZ_SRCS_config := src/agent/config.c src/common/units.c src/common/log.c src/common/json.c \
+	$(wildcard src/modules/*_decl.c src/modules/*_redact.c)
 FUZZ_SRCS_api_params := src/api/api_params.c src/common/timefmt.c
 FUZZ_SRCS_task_spec := src/task/spec.c
 FUZZ_SRCS_maps := src/profile/symbolize_maps.c

@@ -4,6 +4,8 @@
 # ASan+UBSan. Ends with the single line "N passed, N failed, N skipped"
 # (sum over all four runs; a build that fails counts as one failure) and
 # exits non-zero if anything failed.
+# After the plain build and before its unit tests, the names check
+# (tests/check-module-names.sh, counted as runner "names": one per module).
 # Then each libFuzzer harness briefly (tests/fuzz/run.sh, counted as runner
 # "fuzz"; SL_SKIP_FUZZ=1 skips it, local use only).
 # Env: JOBS (make -j, default nproc), SL_SKIP_SAN=1 skips the sanitizer pass
@@ -36,6 +38,13 @@ stage() { # $1: label, $2: make args ("" or SAN=1), $3: build dir
 	fi
 	echo "=== $label: build took $((SECONDS - t0)) s"
 	out=$(mktemp /tmp/sl-runall.XXXXXX)
+	if [ "$label" = plain ]; then
+		# no file outside a module's own names it (sources, then the
+		# objects just built); counted as runner "names"
+		echo "=== names: tests/check-module-names.sh --build $b"
+		tests/check-module-names.sh --build "$b" 2>&1 | tee "$out"
+		add_totals "$out" names
+	fi
 	t0=$SECONDS
 	echo "=== $label: unit tests ($b)"
 	tests/run-unit.sh "$b" 2>&1 | tee "$out"

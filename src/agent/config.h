@@ -147,11 +147,4 @@ int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errl
 int sl_config_load_buf(struct sl_config *c, const char *name, const char *buf, size_t len,
 		       char *err, size_t errlen);
 
-/* Parsers shared with the CLI: "90s", "5m", "2h", "7d", plain seconds. */
-int sl_parse_duration_s(const char *s, uint64_t *out);
-/* Durations in ns: "500us", "1ms", "2s", "150ns", "1m"; a plain number is ns. */
-int sl_parse_duration_ns(const char *s, uint64_t *out);
-/* "4MiB", "512KiB", "1GiB", plain bytes. */
-int sl_parse_bytes(const char *s, uint64_t *out);
-
 #endif

@@ -265,7 +265,7 @@ json_t *sl_pressure_rt_health_json(struct sl_pressure_rt *r, int64_t mono_to_rea
 	return o;
 }
 
-void (sl_pressure_rt_write_metrics)(struct sl_pressure_rt *r, struct sl_prom *p)
+void sl_pressure_rt_write_metrics(struct sl_pressure_rt *r, struct sl_prom *p)
 {
 	if (!r)
 		return;

@@ -47,10 +47,6 @@ json_t *sl_pressure_rt_health_json(struct sl_pressure_rt *r, int64_t mono_to_rea
 /* The sandlens_pressure_* families, through p. Any thread. */
 struct sl_prom;
 void sl_pressure_rt_write_metrics(struct sl_pressure_rt *r, struct sl_prom *p);
-/* TRANSITIONAL: FILE * callers (common/prom_compat.h). */
-#include "common/prom_compat.h"
-void sl_pressure_rt_write_metrics_file(struct sl_pressure_rt *r, FILE *out);
-#define sl_pressure_rt_write_metrics(r, out) SL_PROM_COMPAT(sl_pressure_rt_write_metrics, r, out)
 
 /* --- own cgroup (pressure_cgroup.c) --- */
 

@@ -101,7 +101,6 @@ static void bpf_progs(struct sl_agent *a, struct sl_prom *p, int count)
 void sl_agent_write_metrics_to(struct sl_agent *a, struct sl_prom *p)
 {
 	struct sl_store_stats ss;
-	FILE *out = sl_prom_stream(p);
 
 	sl_prom_family(p, "sandlens_events_total", SL_PROM_COUNTER,
 		       "Events delivered by the kernel and stored, by type.");
@@ -117,13 +116,13 @@ void sl_agent_write_metrics_to(struct sl_agent *a, struct sl_prom *p)
 	u64(p, "sandlens_store_write_errors_total", SL_PROM_COUNTER, "Rows lost to store write errors.",
 	    ss.write_errors);
 	u64(p, "sandlens_store_queue_depth", SL_PROM_GAUGE, "Records waiting for the store writer.", ss.queue_depth);
-	sl_store_write_metrics(a->store, out);
+	sl_store_write_metrics(a->store, p);
 	f64(p, "sandlens_api_cpu_seconds_total", SL_PROM_COUNTER,
 	    "CPU time of the API threads (not counted in pressure.cpu_budget).",
 	    (double)sl_thread_cpu_ns(SL_TCPU_API) / 1e9);
 	u64(p, "sandlens_log_suppressed_total", SL_PROM_COUNTER,
 	    "Log lines not printed by a rate limiter (repeated failures).", sl_log_suppressed_total());
-	sl_api_write_metrics(out);
+	sl_api_write_metrics(p);
 	u64(p, "sandlens_decode_errors_total", SL_PROM_COUNTER, "Ring buffer records that could not be decoded.",
 	    atomic_load(&a->decode_errors));
 
@@ -181,8 +180,8 @@ void sl_agent_write_metrics_to(struct sl_agent *a, struct sl_prom *p)
 
 	/* the container_* and sandlens_workload_* families come from the stats
 	 * snapshot by reference (sl_agent_stats_prom), not through this copy */
-	sl_stats_write_self_metrics(a->stats, out);
-	sl_pressure_rt_write_metrics(a->pressure, out);
+	sl_stats_write_self_metrics(a->stats, p);
+	sl_pressure_rt_write_metrics(a->pressure, p);
 
 	double cpu, rss;
 	if (!self_usage(&cpu, &rss)) {

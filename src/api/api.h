@@ -62,10 +62,6 @@ int sl_api_tcp_port(const struct sl_api *api);
  * events sent without argv), process-wide; sl_agent_write_metrics calls it. */
 struct sl_prom;
 void sl_api_write_metrics(struct sl_prom *p);
-/* TRANSITIONAL: FILE * callers (common/prom_compat.h). */
-#include "common/prom_compat.h"
-void sl_api_write_metrics_file(FILE *out);
-#define sl_api_write_metrics(out) SL_PROM_COMPAT1(sl_api_write_metrics, out)
 
 /* Overrides SL_API_MAX_BODY (bytes; tests). Call before requests arrive. */
 void sl_api_set_max_body(struct sl_api *api, size_t bytes);

@@ -135,7 +135,7 @@ int sl_api_accepts_gzip(struct MHD_Connection *c)
 
 struct sl_api_counters sl_api_counters;
 
-void (sl_api_write_metrics)(struct sl_prom *p)
+void sl_api_write_metrics(struct sl_prom *p)
 {
 	const char *n = "sandlens_api_connections_closed_total";
 	const struct sl_prom_label ht[] = {{"reason", "header_timeout"}, {NULL, NULL}};

@@ -142,22 +142,32 @@ void cli_catch_signals(void);
 
 /* ---- format.c: tables for people ---- */
 
-/* Writes s to out with control bytes escaped as \xNN (terminal safety). */
+/* Every value the CLI prints in a table goes through one of these two: s
+ * escaped for a terminal by sl_term_escape (src/common/detail.h: control
+ * characters, C1, bidi overrides, invalid UTF-8, backslashes). */
+/* Writes s (NULL = "") escaped to out. */
 void cli_put_safe(FILE *out, const char *s);
+/* s (NULL = "") escaped, in a buffer that stays valid for the next 15
+ * calls (a ring: use the result in the statement that asked for it);
+ * "?" when out of memory. Single-threaded. */
+const char *cli_esc(const char *s);
 /* "2024-05-01T12:00:00.123Z" from the API's ns RFC 3339 string (copied
  * unchanged when it is not in that form). */
 void cli_short_time(const char *rfc3339, char *buf, size_t len);
 /* First 12 chars of the container id; the runtime ("host") when there is
- * none; "-" when neither is known. */
+ * none; "-" when neither is known. Not escaped. */
 void cli_short_container(json_t *ev, char *buf, size_t len);
-/* Type-specific DETAILS column of an event (exec argv, exit code/signal,
- * signal sender->target, oom actor/victim/constraint). malloc'd. */
-char *cli_event_details(json_t *ev);
-/* "SIGSEGV" for 11, "SIG42" when unnamed. */
-void cli_signal_name(int sig, char *buf, size_t len);
 
-void cli_print_event_header(FILE *out);
-void cli_print_event_row(FILE *out, json_t *ev);
+struct cli_schema; /* src/cli/schema.h */
+/* DETAILS column of an event: its kind's template from the schema
+ * (sl_detail_render), or, for a kind the schema does not list or has no
+ * usable template for, its own scalar non-common fields as key=value.
+ * Escaped. malloc'd; NULL when out of memory. */
+char *cli_event_details(const struct cli_schema *s, json_t *ev);
+
+/* The events table: header and one row, TYPE as wide as s->type_width. */
+void cli_print_event_header(FILE *out, const struct cli_schema *s);
+void cli_print_event_row(FILE *out, const struct cli_schema *s, json_t *ev);
 void cli_print_containers(FILE *out, json_t *containers);
 /* Health table; metrics may be NULL (Prometheus text for a short summary). */
 void cli_print_status(FILE *out, json_t *health, const char *metrics);

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/schema.h"
 #include "cli/stats.h"
 #include "cli/tasks.h"
 
@@ -47,7 +48,7 @@ static void usage(FILE *out)
 		"usage: sandlens [--api URL | --socket PATH] <command> [options]\n"
 		"\n"
 		"commands:\n"
-		"  events      list events (exec, exit, signal, oom, sched_delay)\n"
+		"  events      list events of every kind the agent's modules declare\n"
 		"  containers  list containers seen, with event counts\n"
 		"  status      agent health: modules, hooks, self-metrics\n"
 		"  stats [ID]  workload statistics: the list, or one pod uid / sandbox / container id\n"
@@ -64,7 +65,7 @@ static void usage(FILE *out)
 		"                   default " CLI_DEFAULT_TOKEN_FILE " when readable)\n"
 		"\n"
 		"events options:\n"
-		"  --type T         exec|exit|signal|oom|sched_delay\n"
+		"  --type T         one event kind (the TYPE column; GET /api/v1/schema/events)\n"
 		"  --container ID   container id or a prefix of >= 4 characters\n"
 		"  --pod UID        pod UID\n"
 		"  --since T        RFC 3339 time, duration ago (90s, 5m, 2h, 7d) or ns since epoch\n"
@@ -105,8 +106,10 @@ static int out_rc(void)
 	return CLI_ERR;
 }
 
-static void print_event(json_t *ev, int json)
+/* JSON line (s NULL) or table row */
+static void print_event(json_t *ev, const struct cli_schema *s)
 {
+	int json = !s;
 	if (json) {
 		char *s = json_dumps(ev, JSON_COMPACT);
 		if (s) {
@@ -115,7 +118,7 @@ static void print_event(json_t *ev, int json)
 			free(s);
 		}
 	} else {
-		cli_print_event_row(stdout, ev);
+		cli_print_event_row(stdout, s, ev);
 	}
 }
 
@@ -138,7 +141,23 @@ static void sleep_ms(int ms)
 		;
 }
 
+static int events_run(struct cli_conn *c, const struct opts *o, struct cli_schema *sch);
+
+/* The table renders DETAILS from the agent's schema, fetched once. */
 static int cmd_events(struct cli_conn *c, const struct opts *o)
+{
+	struct cli_schema sch;
+	int rc;
+	if (o->json)
+		return events_run(c, o, NULL);
+	rc = cli_schema_fetch(c, &sch);
+	if (rc == CLI_OK)
+		rc = events_run(c, o, &sch);
+	cli_schema_free(&sch);
+	return rc;
+}
+
+static int events_run(struct cli_conn *c, const struct opts *o, struct cli_schema *sch)
 {
 	char path[2048];
 	json_t *body = NULL;
@@ -163,11 +182,13 @@ static int cmd_events(struct cli_conn *c, const struct opts *o)
 	if (rc)
 		return rc;
 	json_t *evs = json_object_get(body, "events");
-	int header = !o->json && (json_array_size(evs) || !o->follow);
+	int header = sch && (json_array_size(evs) || !o->follow);
+	if (sch && !sch->loaded)
+		cli_schema_fit_types(sch, evs); /* no schema: as wide as the types seen */
 	if (header)
-		cli_print_event_header(stdout);
+		cli_print_event_header(stdout, sch);
 	for (size_t i = json_array_size(evs); i-- > 0;)
-		print_event(json_array_get(evs, i), o->json);
+		print_event(json_array_get(evs, i), sch);
 	if (json_is_true(json_object_get(body, "truncated")))
 		fprintf(stderr, "sandlens: the answer was cut at the server's size bound; "
 				"narrow the query or lower --limit\n");
@@ -194,12 +215,14 @@ static int cmd_events(struct cli_conn *c, const struct opts *o)
 			return cli_stop ? CLI_OK : rc;
 		evs = json_object_get(body, "events");
 		size_t n = json_array_size(evs);
-		if (n && !header && !o->json) {
-			cli_print_event_header(stdout);
+		if (n && !header && sch) {
+			if (!sch->loaded)
+				cli_schema_fit_types(sch, evs);
+			cli_print_event_header(stdout, sch);
 			header = 1;
 		}
 		for (size_t i = 0; i < n; i++)
-			print_event(json_array_get(evs, i), o->json);
+			print_event(json_array_get(evs, i), sch);
 		next = json_integer_value(json_object_get(body, "next_after_id"));
 		if (next > cursor)
 			cursor = next;
@@ -222,7 +245,7 @@ static int cmd_containers(struct cli_conn *c, const struct opts *o)
 	if (o->json) {
 		size_t i;
 		json_t *x;
-		json_array_foreach(cs, i, x) print_event(x, 1);
+		json_array_foreach(cs, i, x) print_event(x, NULL);
 	} else {
 		cli_print_containers(stdout, cs);
 	}
@@ -240,7 +263,7 @@ static int cmd_status(struct cli_conn *c, const struct opts *o)
 	if (rc)
 		return rc;
 	if (o->json) {
-		print_event(h, 1);
+		print_event(h, NULL);
 	} else {
 		struct cli_resp m;
 		const char *metrics = NULL;

@@ -1,8 +1,8 @@
 /* `sandlens profile`: create a profile task, follow it, fetch the result in
  * the format the output file's extension names, write the file. */
 #include "cli/tasks.h"
-#include "agent/config.h"
-#include "profile/profile.h"
+#include "common/prof_format.h"
+#include "common/units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,17 +12,6 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-static const char *fmt_name(int f)
-{
-	switch (f) {
-	case SL_FMT_PPROF: return "pprof";
-	case SL_FMT_FOLDED: return "folded";
-	case SL_FMT_SVG: return "svg";
-	case SL_FMT_JSON: return "json";
-	default: return NULL;
-	}
-}
-
 static void progress(json_t *rec, void *ctx)
 {
 	(void)ctx;
@@ -31,12 +20,12 @@ static void progress(json_t *rec, void *ctx)
 	if (!isatty(2))
 		return;
 	if (p && st && !strcmp(st, "running"))
-		fprintf(stderr, "\rprofiling %s: %.0f/%.0f s, %lld %s ", json_string_value(json_object_get(rec, "id")),
+		fprintf(stderr, "\rprofiling %s: %.0f/%.0f s, %lld %s ", cli_esc(json_string_value(json_object_get(rec, "id"))),
 			json_number_value(json_object_get(p, "elapsed_s")),
 			json_number_value(json_object_get(rec, "duration_s")),
 			(long long)json_integer_value(json_object_get(p, "matched")),
-			strcmp(json_string_value(json_object_get(rec, "type")), "profile_on_cpu") ? "switches"
-												  : "samples");
+			strcmp(cli_esc(json_string_value(json_object_get(rec, "type"))), "profile_on_cpu") ? "switches"
+													   : "samples");
 }
 
 /* Mode of the file `sandlens profile -o` writes (docs/CLI.md): a profile
@@ -182,7 +171,7 @@ int cli_profile_main(struct cli_conn *c, int argc, char **argv, volatile sig_ato
 		return rc;
 	const char *id = json_string_value(json_object_get(final, "id"));
 	char path[160];
-	snprintf(path, sizeof(path), "/api/v1/tasks/%s/result?format=%s", id, fmt_name(fmt));
+	snprintf(path, sizeof(path), "/api/v1/tasks/%s/result?format=%s", id, sl_prof_format_name(fmt));
 	struct cli_resp r;
 	if (cli_http_request(c, "GET", path, NULL, 120, &r)) {
 		fprintf(stderr, "sandlens: fetching the result: %s\n", r.error);
@@ -205,7 +194,7 @@ int cli_profile_main(struct cli_conn *c, int argc, char **argv, volatile sig_ato
 	json_t *res = json_object_get(final, "result");
 	json_t *top = json_array_get(json_object_get(res, "top_user_leaves"), 0);
 	long long total = (long long)json_integer_value(json_object_get(res, "total_count"));
-	printf("wrote %s (%s, %zu bytes): task %s, %lld %s, %.3f s", out, fmt_name(fmt), r.len, id, total,
+	printf("wrote %s (%s, %zu bytes): task %s, %lld %s, %.3f s", out, sl_prof_format_name(fmt), r.len, cli_esc(id), total,
 	       off ? "off-CPU intervals" : "samples", (double)json_integer_value(json_object_get(res, "total_ns")) / 1e9);
 	if (top && total > 0) {
 		printf(", hottest: ");

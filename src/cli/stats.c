@@ -71,10 +71,9 @@ static void print_workload(json_t *w)
 {
 	char a[32], b[32], c[32], d[32];
 	json_t *ep = json_object_get(w, "epoch");
-	printf("%s ", str(w, "kind"));
-	cli_put_safe(stdout, str(w, "id"));
-	printf("\n  source %s, observed %s\n", str(w, "source"), str(w, "observed_at"));
-	printf("  epoch %s since %s\n", str(ep, "id"), str(ep, "start"));
+	printf("%s %s\n", cli_esc(str(w, "kind")), cli_esc(str(w, "id")));
+	printf("  source %s, observed %s\n", cli_esc(str(w, "source")), cli_esc(str(w, "observed_at")));
+	printf("  epoch %s since %s\n", cli_esc(str(ep, "id")), cli_esc(str(ep, "start")));
 	printf("  containers read %lld of %lld\n",
 	       (long long)json_integer_value(json_object_get(w, "containers_read")),
 	       (long long)json_integer_value(json_object_get(w, "containers_total")));
@@ -117,13 +116,11 @@ static void print_workload(json_t *w)
 		fmt_bytes(json_object_get(x, "memory_current_bytes"), b, sizeof(b));
 		fmt_bytes(json_object_get(x, "memory_working_set_bytes"), c, sizeof(c));
 		fmt_bytes(json_object_get(x, "memory_peak_bytes"), d, sizeof(d));
-		printf("  ");
-		cli_put_safe(stdout, id);
-		printf("%*s %-8s %10s %10s %10s %10s  ", (int)(14 - strlen(id)), "",
-		       *str(x, "runtime") ? str(x, "runtime") : "-", a, b, c, d);
-		cli_put_safe(stdout, str(x, "cgroup_path"));
+		printf("  %-14s %-8s %10s %10s %10s %10s  %s", cli_esc(id),
+		       *str(x, "runtime") ? cli_esc(str(x, "runtime")) : "-", a, b, c, d,
+		       cli_esc(str(x, "cgroup_path")));
 		if (json_is_false(json_object_get(x, "read")))
-			printf("  (unreadable: %s)", str(x, "error"));
+			printf("  (unreadable: %s)", cli_esc(str(x, "error")));
 		printf("\n");
 	}
 }
@@ -140,10 +137,8 @@ static void print_list(json_t *body)
 			snprintf(rt, sizeof(rt), "%lld/%lld",
 				 (long long)json_integer_value(json_object_get(w, "containers_read")),
 				 (long long)json_integer_value(json_object_get(w, "containers_total")));
-		printf("%-10s ", str(w, "kind"));
-		cli_put_safe(stdout, str(w, "id"));
-		printf("%*s %-13s %9s  %s\n", (int)(66 - strlen(str(w, "id")) > 0 ? 66 - strlen(str(w, "id")) : 0),
-		       "", str(w, "state"), rt, *str(ep, "start") ? str(ep, "start") : "-");
+		printf("%-10s %-66s %-13s %9s  %s\n", cli_esc(str(w, "kind")), cli_esc(str(w, "id")),
+		       cli_esc(str(w, "state")), rt, *str(ep, "start") ? cli_esc(str(ep, "start")) : "-");
 	}
 }
 

@@ -1,7 +1,7 @@
 /* Task commands of the CLI (tasks.h): dispatch, running a task through its
  * follow stream, `sandlens tasks`, `sandlens syscall-errors`. */
 #include "cli/tasks.h"
-#include "agent/config.h"
+#include "common/units.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -81,9 +81,9 @@ int cli_task_run(struct cli_conn *c, json_t *body, long timeout_s,
 	if (rc)
 		return rc;
 	const char *st = json_string_value(json_object_get(*final, "status"));
-	if (strcmp(st, "done")) {
-		fprintf(stderr, "sandlens: task %s %s: %s\n", json_string_value(json_object_get(*final, "id")), st,
-			json_string_value(json_object_get(*final, "reason")) ?: "");
+	if (!st || strcmp(st, "done")) {
+		fprintf(stderr, "sandlens: task %s %s: %s\n", cli_esc(json_string_value(json_object_get(*final, "id"))),
+			cli_esc(st), cli_esc(json_string_value(json_object_get(*final, "reason"))));
 		json_decref(*final);
 		*final = NULL;
 		return CLI_ERR;
@@ -155,9 +155,10 @@ static void print_task_row(json_t *t)
 		snprintf(what, sizeof(what), "%lld errors",
 			 (long long)json_integer_value(json_object_get(res, "total_errors")));
 	const char *reason = json_string_value(json_object_get(t, "reason"));
-	printf("%-20s %-20s %-9s %-24s %-24s %6.1fs %s", json_string_value(json_object_get(t, "id")),
-	       json_string_value(json_object_get(t, "type")), json_string_value(json_object_get(t, "status")),
-	       target, tbuf, json_number_value(json_object_get(t, "duration_s")), what);
+	printf("%-20s %-20s %-9s %-24s %-24s %6.1fs %s", cli_esc(json_string_value(json_object_get(t, "id"))),
+	       cli_esc(json_string_value(json_object_get(t, "type"))),
+	       cli_esc(json_string_value(json_object_get(t, "status"))), cli_esc(target), cli_esc(tbuf),
+	       json_number_value(json_object_get(t, "duration_s")), what);
 	if (reason) {
 		fputs(what[0] ? " " : "", stdout);
 		cli_put_safe(stdout, reason);
@@ -245,7 +246,7 @@ static void progress_dot(json_t *rec, void *ctx)
 	(void)ctx;
 	json_t *p = json_object_get(rec, "progress");
 	if (p && isatty(2))
-		fprintf(stderr, "\r%s %.0f s, %lld errors so far ", json_string_value(json_object_get(rec, "id")),
+		fprintf(stderr, "\r%s %.0f s, %lld errors so far ", cli_esc(json_string_value(json_object_get(rec, "id"))),
 			json_number_value(json_object_get(p, "elapsed_s")),
 			(long long)json_integer_value(json_object_get(p, "matched")));
 }
@@ -305,8 +306,8 @@ static int cmd_syscall_errors(struct cli_conn *c, int argc, char **argv, int jso
 		json_t *e;
 		json_array_foreach(json_object_get(res, "errors"), i, e) {
 			json_t *ex = json_object_get(e, "example");
-			printf("%-20s %-14s %10lld  %lld(", json_string_value(json_object_get(e, "syscall")),
-			       json_string_value(json_object_get(e, "errno_name")),
+			printf("%-20s %-14s %10lld  %lld(", cli_esc(json_string_value(json_object_get(e, "syscall"))),
+			       cli_esc(json_string_value(json_object_get(e, "errno_name"))),
 			       (long long)json_integer_value(json_object_get(e, "count")),
 			       (long long)json_integer_value(json_object_get(ex, "pid")));
 			cli_put_safe(stdout, json_string_value(json_object_get(ex, "comm")) ?: "");

@@ -89,10 +89,7 @@ void cli_print_top(FILE *out, json_t *body)
 			snprintf(share, sizeof(share), "-");
 		char rts[11];
 		snprintf(rts, sizeof(rts), "%s", rt && *rt ? rt : "-");
-		for (char *q = rts; *q; q++) /* runtime names are words; keep the table safe anyway */
-			if ((unsigned char)*q < 0x20 || *q == 0x7f)
-				*q = '?';
-		fprintf(out, "%-12s  %-10s  %8.0f  %8s  %8s  %8s  %8s  %6s  %8s  %8s  %9s  ", id, rts,
+		fprintf(out, "%-12s  %-10s  %8.0f  %8s  %8s  %8s  %8s  %6s  %8s  %8s  %9s  ", cli_esc(id), cli_esc(rts),
 			num(iv, "waits_per_second") > 0 ? num(iv, "waits_per_second") : 0, p50, p90, p99, mx, share,
 			in, ex, thr);
 		/* the two neighbours that caused the most wait */
@@ -100,7 +97,7 @@ void cli_print_top(FILE *out, json_t *body)
 			json_t *nb = json_array_get(nbs, j);
 			short_id(nb, nid, sizeof(nid));
 			fmt_dur(num(nb, "wait_seconds"), nw, sizeof(nw));
-			fprintf(out, "%s%s (%s)", j ? ", " : "", nid, nw);
+			fprintf(out, "%s%s (%s)", j ? ", " : "", cli_esc(nid), nw);
 		}
 		fprintf(out, "%s\n", json_array_size(nbs) ? "" : "-");
 	}

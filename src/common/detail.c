@@ -3,6 +3,7 @@
 #include "common/detail.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,14 +11,21 @@
 
 #define MAX_NAME 64
 #define MAX_PARTS 64
+#define MAX_DEPTH SL_DETAIL_MAX_DEPTH
 
-enum part_kind { P_TEXT, P_FIELD, P_IF, P_END };
-enum fmt { F_PLAIN, F_DUR, F_BYTES };
+/* P_IF {?f}: f truthy; P_IFNOT {!f}: not truthy; P_IFHAS {+f}: present */
+enum part_kind { P_TEXT, P_FIELD, P_IF, P_IFNOT, P_IFHAS, P_END };
+enum fmt { F_PLAIN, F_DUR, F_BYTES, F_SIG, F_ID, F_JOIN };
+
+static const struct {
+	const char *name;
+	int fmt;
+} formats[] = {{"dur", F_DUR}, {"bytes", F_BYTES}, {"sig", F_SIG}, {"id", F_ID}, {"join", F_JOIN}};
 
 struct part {
 	int kind;
 	int fmt;
-	char *text; /* P_TEXT: literal; P_FIELD/P_IF: the field path */
+	char *text; /* P_TEXT: literal; P_FIELD and the conditions: the field path */
 };
 
 struct sl_detail {
@@ -63,7 +71,7 @@ static int add(struct sl_detail *d, int kind, int fmt, const char *s, size_t n, 
 		p->text[n] = 0;
 	}
 	d->n++;
-	if (kind == P_FIELD || kind == P_IF)
+	if (kind != P_TEXT && kind != P_END)
 		d->refs[d->nrefs++] = p->text;
 	return 0;
 }
@@ -73,7 +81,7 @@ int sl_detail_parse(const char *tmpl, struct sl_detail **out, char *err, size_t 
 	struct sl_detail *d = calloc(1, sizeof(*d));
 	char lit[1024];
 	size_t nl = 0, i = 0;
-	int in_if = 0;
+	int depth = 0; /* open conditions */
 
 	*out = NULL;
 	if (!d || !tmpl) {
@@ -115,23 +123,24 @@ int sl_detail_parse(const char *tmpl, struct sl_detail **out, char *err, size_t 
 				snprintf(err, errlen, "offset %zu: '{/' must be '{/}'", start);
 				goto fail;
 			}
-			if (!in_if) {
+			if (!depth) {
 				snprintf(err, errlen, "offset %zu: '{/}' without '{?field}'", start);
 				goto fail;
 			}
-			in_if = 0;
+			depth--;
 			if (add(d, P_END, 0, NULL, 0, err, errlen, start))
 				goto fail;
 			i += 2;
 			continue;
 		}
-		if (tmpl[i] == '?') {
-			if (in_if) {
-				snprintf(err, errlen, "offset %zu: '{?' inside '{?...}' (no nesting)", start);
+		if (tmpl[i] == '?' || tmpl[i] == '!' || tmpl[i] == '+') {
+			if (depth >= MAX_DEPTH) {
+				snprintf(err, errlen, "offset %zu: conditions nested more than %d deep", start,
+					 MAX_DEPTH);
 				goto fail;
 			}
-			kind = P_IF;
-			in_if = 1;
+			kind = tmpl[i] == '?' ? P_IF : tmpl[i] == '!' ? P_IFNOT : P_IFHAS;
+			depth++;
 			i++;
 		}
 		size_t ns = i;
@@ -144,14 +153,16 @@ int sl_detail_parse(const char *tmpl, struct sl_detail **out, char *err, size_t 
 			goto fail;
 		}
 		if (tmpl[i] == ':' && kind == P_FIELD) {
-			if (!strncmp(tmpl + i, ":dur}", 5))
-				fmt = F_DUR, i += 4;
-			else if (!strncmp(tmpl + i, ":bytes}", 7))
-				fmt = F_BYTES, i += 6;
-			else {
-				snprintf(err, errlen, "offset %zu: unknown format (dur|bytes)", i);
+			size_t k = 0, fl = strcspn(tmpl + i + 1, "}");
+			while (k < sizeof(formats) / sizeof(formats[0]) &&
+			       (strlen(formats[k].name) != fl || strncmp(formats[k].name, tmpl + i + 1, fl)))
+				k++;
+			if (k == sizeof(formats) / sizeof(formats[0]) || !tmpl[i + 1 + fl]) {
+				snprintf(err, errlen, "offset %zu: unknown format (dur|bytes|sig|id|join)", i);
 				goto fail;
 			}
+			fmt = formats[k].fmt;
+			i += 1 + fl;
 		}
 		if (tmpl[i] != '}') {
 			snprintf(err, errlen, "offset %zu: unterminated '{'", start);
@@ -163,7 +174,7 @@ int sl_detail_parse(const char *tmpl, struct sl_detail **out, char *err, size_t 
 	}
 	FLUSH();
 #undef FLUSH
-	if (in_if) {
+	if (depth) {
 		snprintf(err, errlen, "offset %zu: '{?field}' without '{/}'", i);
 		goto fail;
 	}
@@ -330,19 +341,35 @@ static int truthy(const json_t *v)
 		return json_real_value(v) != 0;
 	if (json_is_string(v))
 		return json_string_length(v) != 0;
+	if (json_is_array(v))
+		return json_array_size(v) != 0;
 	return 1;
 }
 
+/* The CLI's durations: whole microseconds below 1 ms ("250us"), then
+ * "4.6ms", "1.50s", "2.5m", "1.2h"; negative as 0. */
 static void fmt_dur(char *t, size_t n, double ns)
 {
-	if (ns < 1e3)
-		snprintf(t, n, "%.0fns", ns);
-	else if (ns < 1e6)
-		snprintf(t, n, "%.1fus", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(t, n, "%.1fms", ns / 1e6);
-	else
+	if (ns < 1e6)
+		snprintf(t, n, "%.0fus", (ns > 0 ? ns : 0) / 1e3);
+	else if (ns >= 3.6e12)
+		snprintf(t, n, "%.1fh", ns / 3.6e12);
+	else if (ns >= 6e10)
+		snprintf(t, n, "%.1fm", ns / 6e10);
+	else if (ns >= 1e9)
 		snprintf(t, n, "%.2fs", ns / 1e9);
+	else
+		snprintf(t, n, "%.1fms", ns / 1e6);
+}
+
+/* "SIGSEGV" for 11, "SIG42" when the number has no name. */
+static void fmt_sig(char *t, size_t n, json_int_t sig)
+{
+	const char *name = sig > 0 && sig < 1024 ? sigabbrev_np((int)sig) : NULL;
+	if (name)
+		snprintf(t, n, "SIG%s", name);
+	else
+		snprintf(t, n, "SIG%" JSON_INTEGER_FORMAT, sig);
 }
 
 static void fmt_bytes(char *t, size_t n, double b)
@@ -357,6 +384,22 @@ static void fmt_bytes(char *t, size_t n, double b)
 		snprintf(t, n, "%.1f%s", b, u[i]);
 }
 
+static void put_value(struct buf *o, const json_t *v, int fmt);
+
+/* The elements of an array separated by one space, each as {field} prints
+ * it (an absent or null element as "-"). */
+static void put_joined(struct buf *o, const json_t *a)
+{
+	size_t i;
+	const json_t *x;
+	json_array_foreach(a, i, x)
+	{
+		if (i)
+			puts_(o, " ");
+		put_value(o, x, F_PLAIN);
+	}
+}
+
 static void put_value(struct buf *o, const json_t *v, int fmt)
 {
 	char t[64];
@@ -364,13 +407,27 @@ static void put_value(struct buf *o, const json_t *v, int fmt)
 		puts_(o, "-");
 		return;
 	}
-	if (fmt != F_PLAIN && json_is_number(v)) {
+	if ((fmt == F_DUR || fmt == F_BYTES) && json_is_number(v)) {
 		double x = json_number_value(v);
 		if (fmt == F_DUR)
 			fmt_dur(t, sizeof(t), x);
 		else
 			fmt_bytes(t, sizeof(t), x);
 		puts_(o, t);
+		return;
+	}
+	if (fmt == F_SIG && json_is_integer(v)) {
+		fmt_sig(t, sizeof(t), json_integer_value(v));
+		puts_(o, t);
+		return;
+	}
+	if (fmt == F_ID && json_is_string(v)) {
+		size_t l = json_string_length(v);
+		put_escaped(o, json_string_value(v), l < SL_DETAIL_ID_LEN ? l : SL_DETAIL_ID_LEN);
+		return;
+	}
+	if (fmt == F_JOIN && json_is_array(v)) {
+		put_joined(o, v);
 		return;
 	}
 	if (json_is_string(v)) {
@@ -395,15 +452,25 @@ static void put_value(struct buf *o, const json_t *v, int fmt)
 size_t sl_detail_render(const struct sl_detail *d, const json_t *ev, char *buf, size_t len)
 {
 	struct buf o = {buf, len, 0};
-	int skip = 0;
+	int depth = 0, skip = 0; /* skip: the depth of the false condition being skipped, 0 none */
 	for (size_t i = 0; i < d->n; i++) {
 		const struct part *p = &d->p[i];
+		const json_t *v;
 		switch (p->kind) {
 		case P_END:
-			skip = 0;
+			if (skip == depth)
+				skip = 0;
+			depth--;
 			break;
 		case P_IF:
-			skip = !truthy(lookup(ev, p->text));
+		case P_IFNOT:
+		case P_IFHAS:
+			depth++;
+			if (skip)
+				break;
+			v = lookup(ev, p->text);
+			if (p->kind == P_IF ? !truthy(v) : p->kind == P_IFNOT ? truthy(v) : !v || json_is_null(v))
+				skip = depth;
 			break;
 		case P_TEXT:
 			if (!skip)

@@ -6,12 +6,23 @@
  * Syntax:
  *   text          printed as is ("{{" and "}}" print a brace)
  *   {field}       the event's field (a JSON scalar: strings as they are,
- *                 integers, reals, true/false); {a.b} reads field b of
- *                 object field a; an absent field prints "-"
- *   {?field}...{/} the part between is printed only when field is present
- *                 and not 0, false, "" or null; no nesting
- *   {field:dur}   an integer of nanoseconds as a duration ("1.5ms", "2.00s")
+ *                 integers, reals, true/false; an array or object as compact
+ *                 JSON); {a.b} reads field b of object field a; an absent
+ *                 or null field prints "-"
+ *   {?field}...{/} the part between is printed only when field is truthy:
+ *                 present and not 0, false, "", null or an empty array
+ *   {!field}...{/} only when field is not truthy (the else of {?field})
+ *   {+field}...{/} only when field is present and not null (0 included)
+ *                 Conditions nest up to SL_DETAIL_MAX_DEPTH deep.
+ *   {field:dur}   an integer of nanoseconds as the CLI shows durations:
+ *                 whole microseconds below 1 ms ("250us"), then "4.6ms",
+ *                 "1.50s", "2.5m", "1.2h" (negative as "0us")
  *   {field:bytes} an integer of bytes as "64.0MiB"
+ *   {field:sig}   a signal number as its name: "SIGSEGV", "SIG42" unnamed
+ *   {field:id}    the first SL_DETAIL_ID_LEN characters of a string (a
+ *                 container id as the CONTAINER column shows it)
+ *   {field:join}  an array's elements separated by single spaces (argv)
+ *   A value of another type than its format expects prints as {field}.
  * Field names: [A-Za-z0-9_.]+, at most 64 bytes.
  *
  * Rendered text is for a terminal: control characters (C0, DEL, C1), bidi
@@ -26,6 +37,11 @@
 #include <stddef.h>
 
 struct sl_detail;
+
+/* Deepest nesting of {?}/{!}/{+} conditions. */
+#define SL_DETAIL_MAX_DEPTH 4
+/* Characters {field:id} keeps. */
+#define SL_DETAIL_ID_LEN 12
 
 /* Parse tmpl. Returns 0 and *out (free with sl_detail_free), or -1 with the
  * reason and the byte offset in err ("offset 12: unterminated '{'"). */

@@ -96,20 +96,16 @@ int sl_proc_exit_severity(const json_t *fields)
 
 const struct sl_event_kind sl_proc_kinds[SL_PROC_NKINDS] = {
 	[SL_PROC_K_EXEC] = {"exec", SL_SEV_INFO, NULL, exec_fields, N(exec_fields),
-			    "{filename}{?args_truncated} ...[args truncated]{/}"
-			    "{?truncated_count} (+{truncated_count} execs suppressed){/}",
+			    "{?argv}{argv:join}{/}{!argv}{filename}{/}{?args_truncated} ...[args truncated]{/}{?truncated_count} (+{truncated_count} execs suppressed){/}",
 			    "a process image was replaced (execve)"},
 	[SL_PROC_K_EXIT] = {"exit", SL_SEV_INFO, sl_proc_exit_severity, exit_fields, N(exit_fields),
-			    "exit {exit_code}{?signal} killed by signal {signal}{/}{?core_dumped} (core dumped){/}"
-			    " after {lifetime_ns:dur}"
-			    "{?truncated_count} (+{truncated_count} exits suppressed, {truncated_abnormal} abnormal){/}",
+			    "{?signal}killed by {signal:sig}{?core_dumped} (core dumped){/}{/}{!signal}exit {exit_code}{/}{+lifetime_ns} after {lifetime_ns:dur}{/}{?truncated_count} (+{truncated_count} exits suppressed, {truncated_abnormal} abnormal){/}",
 			    "a process ended (its last thread)"},
 	[SL_PROC_K_SIGNAL] = {"signal", SL_SEV_WARNING, NULL, signal_fields, N(signal_fields),
-			      "signal {signal} {sender_pid}({sender_comm}) -> {target_pid}({target_comm})"
-			      "{?truncated_count} (+{truncated_count} signals suppressed){/}",
+			    "{signal:sig} {sender_pid}({sender_comm}) -> {target_pid}({target_comm}){?truncated_count} (+{truncated_count} signals suppressed){/}",
 			      "a fatal signal was generated for a process"},
 	[SL_PROC_K_OOM] = {"oom", SL_SEV_ERROR, NULL, oom_fields, N(oom_fields),
-			   "victim {victim.pid}({victim.comm}) by {actor.pid}({actor.comm}) constraint={constraint}",
+			    "victim {victim.pid}({victim.comm}){?victim.container_id} [{victim.container_id:id}]{/} by {actor.pid}({actor.comm}){?actor.container_id} [{actor.container_id:id}]{/} constraint={constraint}",
 			   "the OOM killer chose a victim"},
 };
 

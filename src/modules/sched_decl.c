@@ -72,8 +72,7 @@ static const struct sl_field delay_fields[] = {
 
 const struct sl_event_kind sl_sched_kinds[1] = {
 	{"sched_delay", SL_SEV_INFO, NULL, delay_fields, sizeof(delay_fields) / sizeof(delay_fields[0]),
-	 "wait {wait_ns:dur} cpu {cpu} {contention} ({enqueue}) neighbour {neighbour.pid}({neighbour.comm})"
-	 "{?truncated_count} (+{truncated_count} delays suppressed){/}",
+	 "wait {wait_ns:dur}{+cpu} cpu {cpu}{/}{?contention} {contention}{/}{?enqueue} ({enqueue}){/}{?neighbour} neighbour {neighbour.pid}({neighbour.comm}){?neighbour.container_id} [{neighbour.container_id:id}]{/}{!neighbour.container_id}{?neighbour.runtime} [{neighbour.runtime}]{/}{/}{/}{?truncated_count} (+{truncated_count} delays suppressed){/}",
 	 "a watched task waited on a runqueue at least sched.delay_threshold"},
 };
 

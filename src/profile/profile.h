@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/prof_format.h"
+
 #define SL_PROF_COMM_LEN 16        /* TASK_COMM_LEN, include/linux/sched.h */
 #define SL_PROF_ID_LEN 80          /* = SL_CONTAINER_ID_LEN (src/cgroup/attr.h) */
 #define SL_PROF_MAX_DEPTH 127      /* PERF_MAX_STACK_DEPTH, include/uapi/linux/perf_event.h */
@@ -198,20 +200,8 @@ void sl_symbolizer_stats(struct sl_symbolizer *s, struct sl_sym_stats *out);
 
 /* ---- Writers ---- */
 
-enum sl_prof_format {
-	SL_FMT_PPROF = 0,  /* gzip'd profile.proto (github.com/google/pprof proto/profile.proto) */
-	SL_FMT_FOLDED = 1, /* "root;...;leaf N\n" (Brendan Gregg's stackcollapse format) */
-	SL_FMT_SVG = 2,    /* self-contained SVG flame graph + hottest-symbols table */
-	SL_FMT_JSON = 3,   /* JSON: totals, top functions, and the call tree (docs/PROFILING.md) */
-};
-
-/* "pprof" | "folded" | "svg" | "json" -> enum; -1 when unknown. */
-int sl_prof_format_from_name(const char *name);
-/* Format from a file name's extension: ".pb.gz"/".pprof" pprof, ".folded"/
- * ".txt" folded, ".svg" svg, ".json" json; -1 when unknown. */
-int sl_prof_format_from_path(const char *path);
-/* MIME type of a format, for HTTP answers ("application/octet-stream"... ). */
-const char *sl_prof_format_mime(int fmt);
+/* enum sl_prof_format, sl_prof_format_from_name/_from_path/_mime:
+ * src/common/prof_format.h (shared with the CLI). */
 
 /* Which number the folded writer and the flame graph use. */
 enum sl_prof_value {

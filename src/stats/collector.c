@@ -266,7 +266,7 @@ struct sl_stats_prom *sl_stats_prom_get(struct sl_stats *c)
 	return p;
 }
 
-void (sl_stats_write_self_metrics)(struct sl_stats *c, struct sl_prom *p)
+void sl_stats_write_self_metrics(struct sl_stats *c, struct sl_prom *p)
 {
 	if (!c)
 		return;

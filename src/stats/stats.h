@@ -324,10 +324,6 @@ void sl_stats_write_metrics(struct sl_stats *c, struct sl_prom *p);
 /* Only the collector's own figures (sandlens_stats_collections_total,
  * sandlens_stats_render_duration_seconds, sandlens_stats_exposition_bytes). */
 void sl_stats_write_self_metrics(struct sl_stats *c, struct sl_prom *p);
-/* TRANSITIONAL: FILE * callers (common/prom_compat.h). */
-#include "common/prom_compat.h"
-void sl_stats_write_self_metrics_file(struct sl_stats *c, FILE *out);
-#define sl_stats_write_self_metrics(c, out) SL_PROM_COMPAT(sl_stats_write_self_metrics, c, out)
 /* A reference to the current snapshot's Prometheus text, lock-free (taken
  * inside an RCU read section, so the snapshot cannot be freed under it).
  * NULL when c is NULL or no pass has completed. Put it with

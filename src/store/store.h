@@ -175,10 +175,6 @@ json_t *sl_store_health_json(struct sl_store *s);
  * sandlens_store_bytes, ..., docs/API.md) through p. Safe from any thread. */
 struct sl_prom;
 void sl_store_write_metrics(struct sl_store *s, struct sl_prom *p);
-/* TRANSITIONAL: FILE * callers (common/prom_compat.h). */
-#include "common/prom_compat.h"
-void sl_store_write_metrics_file(struct sl_store *s, FILE *out);
-#define sl_store_write_metrics(s, out) SL_PROM_COMPAT(sl_store_write_metrics, s, out)
 
 /* TEST ONLY: pause != 0 parks the writer thread (after it finishes the batch
  * in hand; returns once it is parked), so that the queue fills

@@ -246,7 +246,7 @@ struct store_fam {
 	size_t off; /* of the uint64_t in struct sl_store_stats */
 };
 
-void (sl_store_write_metrics)(struct sl_store *s, struct sl_prom *p)
+void sl_store_write_metrics(struct sl_store *s, struct sl_prom *p)
 {
 	static const struct store_fam fams[] = {
 		{"sandlens_store_unavailable_total", SL_PROM_COUNTER, "Times the event store became unavailable (deleted, replaced, read-only, immutable, full, I/O error).", offsetof(struct sl_store_stats, conditions)},

@@ -1,24 +1,62 @@
-/* The `sandlens events` table (src/cli/format.c, compiled into this test):
- * DETAILS for every event type the agent emits, sched_delay's row, and the
- * TYPE column wide enough that every row lines up with the header. The
- * end-to-end table through the built binary is in test_api.c (test_cli_*). */
+/* The `sandlens events` table (src/cli/format.c and src/cli/schema.c,
+ * compiled into this test): DETAILS rendered from the kinds' templates in
+ * the schema fixture tests/unit/cases/schema_events.json (the body of GET
+ * /api/v1/schema/events), the same text as the hard-coded formatter it
+ * replaces (tests/unit/legacy_details.h) over many events, the key=value
+ * fallback for a kind the schema does not list and for an agent without a
+ * schema, the TYPE column from the schema, and terminal escaping of every
+ * cell. The end-to-end table through the built binary is in test_api.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "cli/format.c"
+#include "cli/http.c"
+#include "cli/schema.c"
+#include "legacy_details.h"
+
+#define SCHEMA_FIXTURE "tests/unit/cases/schema_events.json"
 
 static json_t *parse(const char *s)
 {
 	json_error_t je;
-	json_t *o = json_loads(s, 0, &je);
+	json_t *o = json_loads(s, JSON_DECODE_ANY, &je);
 	if (!o)
 		fail_msg("bad fixture JSON: %s: %s", je.text, s);
 	return o;
+}
+
+static struct cli_schema g_schema;
+
+static int load_schema(void **state)
+{
+	(void)state;
+	json_error_t je;
+	char err[200];
+	json_t *body = json_load_file(SCHEMA_FIXTURE, 0, &je);
+	if (!body) {
+		fprintf(stderr, "%s: %s (run from the project root)\n", SCHEMA_FIXTURE, je.text);
+		return -1;
+	}
+	int rc = cli_schema_from_json(&g_schema, body, err, sizeof(err));
+	json_decref(body);
+	if (rc)
+		fprintf(stderr, "%s: %s\n", SCHEMA_FIXTURE, err);
+	return rc;
+}
+
+static int free_schema(void **state)
+{
+	(void)state;
+	cli_schema_free(&g_schema);
+	return 0;
 }
 
 #define COMMON                                                                               \
@@ -52,35 +90,45 @@ static const char *fixture(const char *type)
 	return NULL;
 }
 
-static char *details(const char *json)
+static char *details_with(const struct cli_schema *s, const char *json)
 {
 	json_t *ev = parse(json);
-	char *d = cli_event_details(ev);
+	char *d = cli_event_details(s, ev);
 	json_decref(ev);
 	assert_non_null(d);
 	return d;
 }
 
-static char *row(const char *json)
+static char *details(const char *json)
+{
+	return details_with(&g_schema, json);
+}
+
+static char *row_with(const struct cli_schema *s, const char *json)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	assert_non_null(f);
 	json_t *ev = parse(json);
-	cli_print_event_row(f, ev);
+	cli_print_event_row(f, s, ev);
 	json_decref(ev);
 	assert_int_equal(fclose(f), 0);
 	return buf;
 }
 
-static char *header(void)
+static char *row(const char *json)
+{
+	return row_with(&g_schema, json);
+}
+
+static char *header_with(const struct cli_schema *s)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	cli_print_event_header(f);
+	cli_print_event_header(f, s);
 	assert_int_equal(fclose(f), 0);
 	return buf;
 }
@@ -118,7 +166,7 @@ static void test_sched_delay_row(void **state)
 			       "[deadbeef9988] (+9 delays suppressed)");
 	free(d);
 
-	char *h = header(), *r = row(fixture("sched_delay"));
+	char *h = header_with(&g_schema), *r = row(fixture("sched_delay"));
 	assert_string_equal(h, "TIME                     TYPE        CONTAINER        PID COMM"
 			       "             DETAILS\n");
 	assert_string_equal(r, "2024-05-01T12:00:00.123Z sched_delay 4f3a2b1c0d9e    1234 sh"
@@ -144,27 +192,42 @@ static void test_sched_delay_row(void **state)
 	free(d);
 }
 
-/* Every kind of every registered module has a fixture here, non-empty DETAILS,
- * and a row that lines up with the header. */
+/* Every kind of the schema fixture has a template that parses, an event
+ * fixture here, non-empty DETAILS from the template (not the key=value
+ * fallback), and a row that lines up with the header; the TYPE column is
+ * as wide as the longest kind. */
 static void test_every_kind(void **state)
 {
 	(void)state;
-	char *h = header();
-	for (unsigned m = 0; m < sl_registry_count; m++)
-	for (unsigned k = 0; k < sl_registry[m]->nkinds; k++) {
-		const char *name = sl_registry[m]->kinds[k].name;
-		const char *j = fixture(name);
+	struct cli_schema none;
+	cli_schema_fallback(&none);
+	assert_true(g_schema.loaded);
+	assert_int_equal(g_schema.nkinds, 5);
+	char *h = header_with(&g_schema);
+	size_t longest = 4;
+	for (size_t k = 0; k < g_schema.nkinds; k++) {
+		const struct cli_kind *ck = &g_schema.kinds[k];
+		const char *j = fixture(ck->name);
+		if (!ck->details)
+			fail_msg("kind '%s' has no usable DETAILS template", ck->name);
 		if (!j)
-			fail_msg("no fixture for event type '%s': add it and its DETAILS", name);
-		char *d = details(j);
+			fail_msg("no fixture for event kind '%s': add it and its expected DETAILS", ck->name);
+		char *d = details(j), *kv = details_with(&none, j);
 		if (!*d)
-			fail_msg("empty DETAILS for '%s'", name);
+			fail_msg("empty DETAILS for '%s'", ck->name);
+		if (!strcmp(d, kv))
+			fail_msg("'%s' rendered as key=value: %s", ck->name, d);
 		free(d);
+		free(kv);
 		char *r = row(j);
 		assert_aligned(h, r);
 		free(r);
+		if (strlen(ck->name) > longest)
+			longest = strlen(ck->name);
 	}
+	assert_int_equal(g_schema.type_width, (int)longest);
 	free(h);
+	cli_schema_free(&none);
 }
 
 static void test_known_details(void **state)
@@ -199,14 +262,319 @@ static void test_exit_signal_truncated(void **state)
 	free(d);
 }
 
-/* A type this CLI does not know still gets its own fields as DETAILS. */
+/* The templates print what the old formatter printed, over the shapes the
+ * agent emits: each combination below is one event. */
+static int g_compared;
+
+static void same_as_legacy(json_t *ev)
+{
+	char *want = legacy_details(ev), *got = cli_event_details(&g_schema, ev);
+	assert_non_null(want);
+	assert_non_null(got);
+	if (strcmp(want, got)) {
+		char *j = json_dumps(ev, JSON_COMPACT);
+		fail_msg("event %s\n  template: '%s'\n  legacy:   '%s'", j, got, want);
+	}
+	g_compared++;
+	free(want);
+	free(got);
+	json_decref(ev);
+}
+
+static void test_same_as_legacy(void **state)
+{
+	(void)state;
+	static const char *const argvs[] = {NULL, "[]", "[\"sh\",\"-c\",\"echo hi\"]", "[\"a\"]",
+					    "[\"x\\u0001y\",\"\"]", "\"one string\""};
+	for (size_t a = 0; a < sizeof(argvs) / sizeof(argvs[0]); a++)
+		for (int tr = 0; tr < 2; tr++)
+			for (int tc = 0; tc < 3; tc += 2) {
+				json_t *ev = json_pack("{s:s,s:s,s:b,s:i}", "type", "exec", "filename", "/bin/s\x02h",
+						       "args_truncated", tr, "truncated_count", tc);
+				if (argvs[a])
+					json_object_set_new(ev, "argv", parse(argvs[a]));
+				same_as_legacy(ev);
+			}
+	static const long long lifetimes[] = {-1, 0, 999, 250000, 999999, 1000000, 2100000, 999999999,
+					      1000000000, 59990000000LL, 60000000000LL, 3599000000000LL,
+					      3600000000000LL, 90000000000000LL};
+	static const int sigs[] = {0, 6, 9, 11, 15, 34, 64, 99};
+	for (size_t s = 0; s < sizeof(sigs) / sizeof(sigs[0]); s++)
+		for (int core = 0; core < 2; core++)
+			for (int code = 0; code < 256; code += 85)
+				for (size_t l = 0; l < sizeof(lifetimes) / sizeof(lifetimes[0]); l++)
+					for (int tc = 0; tc < 2; tc++) {
+						json_t *ev = json_pack("{s:s,s:i,s:i,s:b,s:i,s:i}", "type", "exit",
+								       "exit_code", code, "signal", sigs[s],
+								       "core_dumped", core, "truncated_count", tc * 7,
+								       "truncated_abnormal", tc * 2);
+						if (lifetimes[l] >= 0)
+							json_object_set_new(ev, "lifetime_ns",
+									    json_integer(lifetimes[l]));
+						same_as_legacy(ev);
+					}
+	for (size_t s = 0; s < sizeof(sigs) / sizeof(sigs[0]); s++)
+		for (int tc = 0; tc < 2; tc++)
+			same_as_legacy(json_pack("{s:s,s:i,s:i,s:s,s:i,s:s,s:i}", "type", "signal", "signal", sigs[s],
+						 "sender_pid", 5, "sender_comm", "a\x1b[b", "target_pid", 6,
+						 "target_comm", "kworker/0:1", "truncated_count", tc * 3));
+	static const char *const cids[] = {"", "4f3a2b1c0d9e8877665544", "abc"};
+	for (size_t v = 0; v < 3; v++)
+		for (size_t a = 0; a < 3; a++)
+			same_as_legacy(json_pack("{s:s,s:s,s:{s:i,s:s,s:s},s:{s:i,s:s,s:s}}", "type", "oom",
+						 "constraint", a ? "memcg" : "global", "victim", "pid", 10, "comm",
+						 "hog", "container_id", cids[v], "actor", "pid", 11, "comm", "",
+						 "container_id", cids[a]));
+	static const char *const nbs[] = {
+		NULL,
+		"{\"pid\":200,\"comm\":\"stress\",\"container_id\":\"deadbeef99887766\",\"runtime\":\"containerd\"}",
+		"{\"pid\":9,\"comm\":\"k\\u0001w\",\"container_id\":\"\",\"runtime\":\"host\"}",
+		"{\"pid\":0,\"comm\":\"swapper/1\"}",
+		"{\"pid\":3,\"comm\":\"x\",\"container_id\":\"\",\"runtime\":\"\"}",
+		"{\"pid\":3,\"comm\":\"x\",\"runtime\":\"runc\"}",
+	};
+	static const long long waits[] = {0, 1500, 250000, 4567890, 1500000000, 75000000000LL};
+	for (size_t n = 0; n < sizeof(nbs) / sizeof(nbs[0]); n++)
+		for (size_t w = 0; w < sizeof(waits) / sizeof(waits[0]); w++)
+			for (int cpu = -1; cpu < 4; cpu += cpu ? 1 : 3) /* absent, 0, 3 */
+				for (int ce = 0; ce < 4; ce++) {
+					json_t *ev = json_pack("{s:s,s:I,s:s,s:s,s:i}", "type", "sched_delay", "wait_ns",
+							       (json_int_t)waits[w], "contention",
+							       ce & 1 ? "external" : "", "enqueue",
+							       ce & 2 ? "preempted" : "", "truncated_count",
+							       (ce == 3) * 9);
+					if (cpu >= 0)
+						json_object_set_new(ev, "cpu", json_integer(cpu));
+					if (nbs[n])
+						json_object_set_new(ev, "neighbour", parse(nbs[n]));
+					same_as_legacy(ev);
+				}
+	assert_true(g_compared > 1000);
+}
+
+/* A kind the schema does not list (a module newer than the schema, or a
+ * typo) gets its own scalar fields as DETAILS, escaped. */
 static void test_unknown_type(void **state)
 {
 	(void)state;
 	char *d = details("{" COMMON ",\"type\":\"future\",\"bytes\":42,\"path\":\"/x\\ny\","
-			  "\"nested\":{\"a\":1}}");
-	assert_string_equal(d, "bytes=42 path=/x\\x0ay");
+			  "\"nested\":{\"a\":1},\"k\\u202ey\":true}");
+	assert_string_equal(d, "bytes=42 path=/x\\x0ay k\\u{202e}y=true");
 	free(d);
+}
+
+/* An agent without the schema route: every kind as key=value, the TYPE
+ * column as wide as the types of the first page. */
+static void test_no_schema(void **state)
+{
+	(void)state;
+	struct cli_schema s;
+	cli_schema_fallback(&s);
+	assert_false(s.loaded);
+	assert_int_equal(s.type_width, 4);
+	char *d = details_with(&s, fixture("exec"));
+	assert_string_equal(d, "filename=/bin/sh truncated_count=2");
+	free(d);
+	d = details_with(&s, fixture("exit"));
+	assert_string_equal(d, "exit_code=3 signal=0 lifetime_ns=2100000");
+	free(d);
+	json_t *evs = parse("[{\"type\":\"exit\"},{\"type\":\"sched_delay\"},{\"type\":7}]");
+	cli_schema_fit_types(&s, evs);
+	json_decref(evs);
+	assert_int_equal(s.type_width, 11);
+	char *h = header_with(&s), *r = row_with(&s, fixture("exit"));
+	assert_aligned(h, r);
+	free(h);
+	free(r);
+	cli_schema_free(&s);
+}
+
+/* A schema not of the shape is refused (the fallback remains); a kind
+ * whose template does not parse is kept, shown as key=value. */
+static void test_bad_schema(void **state)
+{
+	(void)state;
+	struct cli_schema s;
+	char err[200];
+	static const char *const bad[] = {"{}", "{\"kinds\":{}}", "{\"kinds\":[{\"details\":\"x\"}]}",
+					  "{\"kinds\":[],\"common_fields\":3}", NULL};
+	for (const char *const *b = bad; *b; b++) {
+		json_t *body = parse(*b);
+		if (cli_schema_from_json(&s, body, err, sizeof(err)) != -1)
+			fail_msg("schema %s accepted", *b);
+		assert_false(s.loaded);
+		assert_true(cli_schema_is_common(&s, "container_id"));
+		cli_schema_free(&s);
+		json_decref(body);
+	}
+	json_t *body = parse("{\"kinds\":[{\"name\":\"a\",\"details\":\"{oops\"},"
+			     "{\"name\":\"b\",\"details\":\"b={v}\"},{\"name\":\"c\"}],"
+			     "\"common_fields\":[\"time\",{\"name\":\"type\"}]}");
+	assert_int_equal(cli_schema_from_json(&s, body, err, sizeof(err)), 0);
+	json_decref(body);
+	assert_true(s.loaded);
+	assert_int_equal(s.nkinds, 3);
+	char *d = details_with(&s, "{\"type\":\"a\",\"time\":\"t\",\"v\":1}");
+	assert_string_equal(d, "v=1");
+	free(d);
+	d = details_with(&s, "{\"type\":\"b\",\"v\":1}");
+	assert_string_equal(d, "b=1");
+	free(d);
+	d = details_with(&s, "{\"type\":\"c\",\"v\":2,\"pid\":3}");
+	assert_string_equal(d, "v=2 pid=3"); /* pid is not a common field of this schema */
+	free(d);
+	cli_schema_free(&s);
+}
+
+/* No byte that steers a terminal reaches the output: C0 (other than the
+ * row's newline), DEL, C1 (UTF-8 c2 80..9f), bidi overrides, invalid UTF-8. */
+static void assert_terminal_safe(const char *out)
+{
+	const unsigned char *u = (const unsigned char *)out;
+	size_t n = strlen(out);
+	for (size_t i = 0; i < n; i++) {
+		if ((u[i] < 0x20 && !(u[i] == '\n' && i == n - 1)) || u[i] == 0x7f)
+			fail_msg("raw control byte 0x%02x at %zu: %s", u[i], i, out);
+		if (u[i] == 0xc2 && i + 1 < n && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f)
+			fail_msg("raw C1 at %zu: %s", i, out);
+		if (u[i] == 0xe2 && i + 2 < n && u[i + 1] == 0x80 && u[i + 2] >= 0xaa && u[i + 2] <= 0xae)
+			fail_msg("raw bidi override at %zu: %s", i, out);
+		if (u[i] >= 0xf8 || (u[i] >= 0x80 && u[i] < 0xc0 && (i == 0 || u[i - 1] < 0x80)))
+			fail_msg("invalid UTF-8 at %zu: %s", i, out);
+	}
+}
+
+static void test_escape_cells(void **state)
+{
+	(void)state;
+	/* hostile type, container id, comm, time and DETAILS values */
+	const char *ev = "{\"id\":1,\"time\":\"2024\\u001b[2J\",\"type\":\"ex\\u009bec\","
+			 "\"container_id\":\"\\u202eabc\\u0007\",\"pid\":1,\"comm\":\"\\u001b]0;x\\u0007\","
+			 "\"argv\":[\"\\u001b[31mred\"],\"filename\":\"f\"}";
+	char *r = row(ev);
+	assert_terminal_safe(r);
+	assert_non_null(strstr(r, "\\x1b]0;x\\x07"));
+	assert_non_null(strstr(r, "\\u{202e}abc\\x07"));
+	assert_non_null(strstr(r, "ex\\u{009b}ec"));
+	free(r);
+	r = row("{\"type\":\"exec\",\"comm\":\"\\u001b\",\"argv\":[\"\\u001b[31mred\",\"\\u2067x\"]}");
+	assert_terminal_safe(r);
+	assert_non_null(strstr(r, "\\x1b[31mred \\u{2067}x"));
+	free(r);
+	/* invalid UTF-8 cannot come through JSON text, but can through a
+	 * string the CLI builds: cli_esc escapes it too */
+	assert_string_equal(cli_esc("a\xff\xc3"), "a\\xff\\xc3");
+	assert_string_equal(cli_esc(NULL), "");
+
+	/* the other tables */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	json_t *cs = parse("[{\"container_id\":\"\\u001b[2Jabcdefghijklmnop\",\"runtime\":\"r\\u009b\","
+			   "\"pod_uid\":\"\\u202e\",\"events\":1,\"by_type\":{},\"last_seen\":\"\\u0007\"}]");
+	cli_print_containers(f, cs);
+	json_t *h = parse("{\"status\":\"ok\\u001b\",\"modules\":[{\"name\":\"p\\u0007\",\"state\":\"x\\u009b\","
+			  "\"error\":\"\\u202e\",\"hooks\":[{\"name\":\"\\u001b\",\"state\":\"\\u0008\","
+			  "\"reason\":\"\\u2066\"}]}]}");
+	cli_print_status(f, h, "sandlens_events_total{type=\"\x1b[2J\"} 3\n");
+	assert_int_equal(fclose(f), 0);
+	for (char *l = buf, *e; l && *l; l = e ? e + 1 : NULL) {
+		e = strchr(l, '\n');
+		char *line = strndup(l, e ? (size_t)(e - l + 1) : strlen(l));
+		assert_terminal_safe(line);
+		free(line);
+	}
+	assert_non_null(strstr(buf, "\\x1b[2J"));
+	free(buf);
+	json_decref(cs);
+	json_decref(h);
+}
+
+/* cli_schema_fetch against a one-shot server answering a canned reply:
+ * an old agent (404), a broken one, a good one, and nobody listening. */
+struct canned {
+	int fd;
+	const char *reply;
+};
+
+static void *serve_once(void *arg)
+{
+	struct canned *c = arg;
+	int s = accept(c->fd, NULL, NULL);
+	if (s >= 0) {
+		char req[4096];
+		ssize_t n = recv(s, req, sizeof(req), 0); /* the request, whole in one read or not: answer anyway */
+		(void)n;
+		ssize_t w = send(s, c->reply, strlen(c->reply), MSG_NOSIGNAL);
+		(void)w;
+		close(s);
+	}
+	return NULL;
+}
+
+static int fetch_with(const char *body_status, const char *body, struct cli_schema *s)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	char reply[8192], base[64];
+	snprintf(reply, sizeof(reply),
+		 "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+		 body_status, strlen(body), body);
+	struct canned c = {fd, reply};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, serve_once, &c), 0);
+	snprintf(base, sizeof(base), "http://127.0.0.1:%d", ntohs(a.sin_port));
+	struct cli_conn conn;
+	assert_int_equal(cli_http_init(&conn, base, NULL), 0);
+	int rc = cli_schema_fetch(&conn, s);
+	cli_http_close(&conn);
+	pthread_join(th, NULL);
+	close(fd);
+	return rc;
+}
+
+static void test_schema_fetch(void **state)
+{
+	(void)state;
+	struct cli_schema s;
+	/* an agent older than the route: not an error, the fallback */
+	assert_int_equal(fetch_with("404 Not Found", "{\"error\":{\"code\":\"NOT_FOUND\",\"message\":\"no route\"}}", &s),
+			 CLI_OK);
+	assert_false(s.loaded);
+	assert_int_equal(s.nkinds, 0);
+	assert_true(cli_schema_is_common(&s, "pid"));
+	cli_schema_free(&s);
+	/* a body that is not JSON, or not of the shape: the fallback too */
+	assert_int_equal(fetch_with("200 OK", "<html>", &s), CLI_OK);
+	assert_false(s.loaded);
+	cli_schema_free(&s);
+	assert_int_equal(fetch_with("200 OK", "{\"kinds\":7}", &s), CLI_OK);
+	assert_false(s.loaded);
+	cli_schema_free(&s);
+	assert_int_equal(fetch_with("500 Internal Server Error", "{}", &s), CLI_OK);
+	assert_false(s.loaded);
+	cli_schema_free(&s);
+	/* the schema */
+	assert_int_equal(fetch_with("200 OK", "{\"kinds\":[{\"name\":\"mem_stall\",\"details\":\"stall {d:dur}\"}],"
+					      "\"common_fields\":[{\"name\":\"time\"}]}", &s),
+			 CLI_OK);
+	assert_true(s.loaded);
+	assert_int_equal(s.type_width, 9);
+	char *d = details_with(&s, "{\"type\":\"mem_stall\",\"d\":52000000}");
+	assert_string_equal(d, "stall 52.0ms");
+	free(d);
+	cli_schema_free(&s);
+	/* nobody listening: the API is unreachable, an error (exit 1) */
+	struct cli_conn conn;
+	assert_int_equal(cli_http_init(&conn, "http://127.0.0.1:1", NULL), 0);
+	assert_int_equal(cli_schema_fetch(&conn, &s), CLI_ERR);
+	cli_http_close(&conn);
+	cli_schema_free(&s);
 }
 
 int main(void)
@@ -216,7 +584,12 @@ int main(void)
 		cmocka_unit_test(test_exit_signal_truncated),
 		cmocka_unit_test(test_every_kind),
 		cmocka_unit_test(test_known_details),
+		cmocka_unit_test(test_same_as_legacy),
 		cmocka_unit_test(test_unknown_type),
+		cmocka_unit_test(test_no_schema),
+		cmocka_unit_test(test_bad_schema),
+		cmocka_unit_test(test_escape_cells),
+		cmocka_unit_test(test_schema_fetch),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, load_schema, free_schema);
 }

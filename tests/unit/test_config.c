@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "agent/config.h"
+#include "common/units.h"
 #include "modules/proc.h"
 #include "modules/sched.h"
 

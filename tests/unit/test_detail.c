@@ -42,6 +42,62 @@ static void test_render(void **s)
 	assert_string_equal(render("{r}", "{\"r\":0.5}"), "0.5");
 }
 
+/* The conditions and formats the CLI's templates use. */
+static void test_conditions(void **s)
+{
+	(void)s;
+	const char *t = "{?sig}killed{/}{!sig}exit {code}{/}";
+	assert_string_equal(render(t, "{\"sig\":9,\"code\":0}"), "killed");
+	assert_string_equal(render(t, "{\"sig\":0,\"code\":3}"), "exit 3");
+	assert_string_equal(render(t, "{\"code\":3}"), "exit 3");
+	/* {+f}: present, even 0; not when absent or null */
+	assert_string_equal(render("a{+cpu} cpu {cpu}{/}", "{\"cpu\":0}"), "a cpu 0");
+	assert_string_equal(render("a{+cpu} cpu {cpu}{/}", "{}"), "a");
+	assert_string_equal(render("a{+cpu} cpu {cpu}{/}", "{\"cpu\":null}"), "a");
+	/* an empty array is not truthy, a non-empty one is */
+	assert_string_equal(render("{?v}[{v:join}]{/}{!v}none{/}", "{\"v\":[]}"), "none");
+	assert_string_equal(render("{?v}[{v:join}]{/}{!v}none{/}", "{\"v\":[\"a\",1]}"), "[a 1]");
+	/* nested: an inner condition inside a false outer one prints nothing,
+	 * and the outer's end is found past the inner's */
+	t = "<{?n}n{?n.id} [{n.id:id}]{/}{!n.id}{?n.rt} [{n.rt}]{/}{/}{/}>";
+	assert_string_equal(render(t, "{}"), "<>");
+	assert_string_equal(render(t, "{\"n\":{\"id\":\"0123456789abcdef\",\"rt\":\"x\"}}"),
+			    "<n [0123456789ab]>");
+	assert_string_equal(render(t, "{\"n\":{\"id\":\"\",\"rt\":\"host\"}}"), "<n [host]>");
+	assert_string_equal(render(t, "{\"n\":{\"pid\":1}}"), "<n>");
+	assert_string_equal(render("{?a}{!b}{+c}{?d}x{/}y{/}z{/}w{/}.",
+				   "{\"a\":1,\"c\":0,\"d\":1}"), "xyzw.");
+}
+
+static void test_formats(void **s)
+{
+	(void)s;
+	static const struct {
+		const char *json, *want;
+	} dur[] = {{"0", "0us"},	  {"-5", "0us"},	{"250000", "250us"},   {"999999", "1000us"},
+		   {"1000000", "1.0ms"}, {"4567890", "4.6ms"}, {"1500000000", "1.50s"}, {"59990000000", "59.99s"},
+		   {"60000000000", "1.0m"}, {"3599000000000", "60.0m"}, {"7200000000000", "2.0h"}};
+	char j[64];
+	for (size_t i = 0; i < sizeof(dur) / sizeof(dur[0]); i++) {
+		snprintf(j, sizeof(j), "{\"w\":%s}", dur[i].json);
+		assert_string_equal(render("{w:dur}", j), dur[i].want);
+	}
+	assert_string_equal(render("{s:sig}", "{\"s\":11}"), "SIGSEGV");
+	assert_string_equal(render("{s:sig}", "{\"s\":9}"), "SIGKILL");
+	assert_string_equal(render("{s:sig}", "{\"s\":0}"), "SIG0");
+	assert_string_equal(render("{s:sig}", "{\"s\":200}"), "SIG200");
+	assert_string_equal(render("{s:sig}", "{\"s\":-3}"), "SIG-3");
+	assert_string_equal(render("{s:sig}", "{\"s\":\"x\"}"), "x");
+	assert_string_equal(render("{c:id}", "{\"c\":\"4f3a2b1c0d9e8877665544\"}"), "4f3a2b1c0d9e");
+	assert_string_equal(render("{c:id}", "{\"c\":\"abc\"}"), "abc");
+	assert_string_equal(render("{c:id}", "{\"c\":\"\\u001b[2J0123456789\"}"), "\\x1b[2J01234567");
+	assert_string_equal(render("{a:join}", "{\"a\":[\"sh\",\"-c\",\"echo hi\"]}"), "sh -c echo hi");
+	assert_string_equal(render("{a:join}", "{\"a\":[\"x\\ny\",null,true]}"), "x\\x0ay - true");
+	assert_string_equal(render("{a:join}", "{\"a\":\"one string\"}"), "one string");
+	assert_string_equal(render("{a:join}", "{}"), "-");
+	assert_string_equal(render("{a}", "{\"a\":[1,2]}"), "[1,2]");
+}
+
 static void test_escape(void **s)
 {
 	(void)s;
@@ -62,8 +118,9 @@ static void test_escape(void **s)
 static void test_parse_errors(void **s)
 {
 	(void)s;
-	static const char *const bad[] = {"{", "{a", "a}", "{?a}x", "{/}", "{?a}{?b}{/}{/}", "{}", "{a:xyz}",
-					  "{.a}", "{a b}", "{?a:dur}x{/}", "{/x}", NULL};
+	static const char *const bad[] = {"{", "{a", "a}", "{?a}x", "{/}", "{?a}{?b}{/}", "{?a}{!b}{+c}{?d}{?e}x{/}{/}{/}{/}{/}", "{}", "{a:xyz}",
+					  "{.a}", "{a b}", "{?a:dur}x{/}", "{/x}", "{a:dur", "{a:}", "{a:du}", "{!a:sig}{/}",
+					  "{+}", "{!a}", NULL};
 	for (const char *const *t = bad; *t; t++) {
 		struct sl_detail *d = NULL;
 		char err[128] = "";
@@ -95,6 +152,8 @@ int main(void)
 {
 	const struct CMUnitTest t[] = {
 		cmocka_unit_test(test_render),
+		cmocka_unit_test(test_conditions),
+		cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_check),
