@@ -114,9 +114,6 @@ json_t *sl_agent_health_json(struct sl_agent *a);
 /* The agent's own /metrics families and every module's (each restricted to
  * its declared families) through the writer p (self_metrics.c). */
 void sl_agent_write_metrics_to(struct sl_agent *a, struct sl_prom *p);
-/* The same on a stream (a writer of its own; for callers not converted to
- * the writer yet). */
-void sl_agent_write_metrics(struct sl_agent *a, FILE *out);
 /* A reference to the current container families text; NULL when statistics
  * are off or no pass has completed. Put it with sl_stats_prom_put(). */
 struct sl_stats_prom *sl_agent_stats_prom(struct sl_agent *a);

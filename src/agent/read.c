@@ -1,6 +1,9 @@
 /* The read interface (read.h): the agent's state as the API sees it. */
 #include "agent/read.h"
 #include "agent/agent.h"
+#include "agent/pressure_rt.h"
+#include "common/log.h"
+#include "common/prom.h"
 #include "common/timefmt.h"
 
 #include <errno.h>
@@ -128,4 +131,19 @@ json_t *sl_read_series(struct sl_agent *a, const char *module, const char *name,
 	*status = 200;
 	return json_pack("{s:s,s:s,s:s,s:s,s:o}", "module", module, "name", name, "unit", d->unit ? d->unit : "",
 			 "doc", d->doc ? d->doc : "", "points", arr);
+}
+
+void sl_read_metrics_refused(struct sl_prom *p)
+{
+	if (sl_prom_refused(p)) {
+		static struct sl_log_limit lim = SL_LOG_LIMIT_INIT(10);
+		sl_log_limited(&lim, SL_LOG_WARN, "agent",
+			       "/metrics: %u families refused (a module wrote one it did not declare)",
+			       sl_prom_refused(p));
+	}
+}
+
+int sl_read_refuse_tasks(struct sl_agent *a, char *err, size_t errlen)
+{
+	return sl_pressure_rt_refuse_tasks(a->pressure, err, errlen);
 }

@@ -31,6 +31,12 @@ struct sl_tasks *sl_read_tasks(struct sl_agent *a);
 json_t *sl_read_health(struct sl_agent *a);
 /* The agent's and the modules' /metrics families through p. */
 void sl_read_metrics(struct sl_agent *a, struct sl_prom *p);
+/* Log (rate-limited) the families p refused: a module wrote one it did not
+ * declare. */
+void sl_read_metrics_refused(struct sl_prom *p);
+/* Pressure step 3 (docs/ARCHITECTURE.md "Pressure"): 1 with the reason in
+ * err when new tasks are refused now, else 0. */
+int sl_read_refuse_tasks(struct sl_agent *a, char *err, size_t errlen);
 /* The statistics snapshot's families (sl_stats_prom_put it), or NULL. */
 struct sl_stats_prom *sl_read_stats_prom(struct sl_agent *a);
 

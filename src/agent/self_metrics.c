@@ -194,18 +194,3 @@ struct sl_stats_prom *sl_agent_stats_prom(struct sl_agent *a)
 {
 	return sl_stats_prom_get(a->stats);
 }
-
-void sl_agent_write_metrics(struct sl_agent *a, FILE *out)
-{
-	struct sl_prom *p = sl_prom_new(out);
-	if (!p)
-		return;
-	sl_agent_write_metrics_to(a, p);
-	if (sl_prom_refused(p)) {
-		static struct sl_log_limit lim = SL_LOG_LIMIT_INIT(10);
-		sl_log_limited(&lim, SL_LOG_WARN, "agent",
-			       "/metrics: %u families refused (a module wrote one it did not declare)",
-			       sl_prom_refused(p));
-	}
-	sl_prom_free(p);
-}

@@ -59,7 +59,7 @@ int sl_api_tcp_port(const struct sl_api *api);
 
 /* The API's own counters as Prometheus text (sandlens_api_*: connections
  * closed by the header deadline or the per-client budget, 403 answers,
- * events sent without argv), process-wide; sl_agent_write_metrics calls it. */
+ * events sent without argv), process-wide; sl_agent_write_metrics_to calls it. */
 struct sl_prom;
 void sl_api_write_metrics(struct sl_prom *p);
 

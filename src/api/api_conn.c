@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/read.h"
 #include "common/log.h"
 
 #define MOD "api"
@@ -143,7 +143,7 @@ static void identify(struct sl_api *api, struct conn_state *cs)
 	if (cs->fd < 0)
 		return;
 	if (lis->is_unix) {
-		if (sl_api_peer_caller(cs->fd, api->a->cfg.api.admin_gid, &cs->peer) == 0)
+		if (sl_api_peer_caller(cs->fd, sl_read_config(api->a)->api.admin_gid, &cs->peer) == 0)
 			cs->budget_uid = cs->peer.uid;
 		return;
 	}

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "agent/agent.h"
+#include "agent/read.h"
 #include "common/gzpart.h"
 #include "common/prom.h"
 #include "stats/stats.h"
@@ -69,7 +69,12 @@ void sl_api_h_metrics(struct sl_api *api, const struct sl_api_param *p, size_t n
 		return;
 	}
 	mb->api = api;
-	sl_agent_write_metrics(api->a, f);
+	struct sl_prom *wp = sl_prom_new(f);
+	if (wp) {
+		sl_read_metrics(api->a, wp);
+		sl_read_metrics_refused(wp);
+		sl_prom_free(wp);
+	}
 	if (fclose(f) != 0 || !mb->own) {
 		metrics_body_free(mb);
 		sl_api_reply_error(r, 500, "INTERNAL", "writing metrics failed");
@@ -77,7 +82,7 @@ void sl_api_h_metrics(struct sl_api *api, const struct sl_api_param *p, size_t n
 	}
 	if (len > api->max_body)
 		len = sl_api_truncate_text(mb->own, len, api->max_body);
-	mb->prom = sl_agent_stats_prom(api->a);
+	mb->prom = sl_read_stats_prom(api->a);
 	const struct sl_stats_prom *pr = mb->prom;
 
 	r->status = 200;

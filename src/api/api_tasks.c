@@ -2,8 +2,7 @@
 #include "api/api_tasks.h"
 #include "api/api.h"
 #include "api/api_internal.h"
-#include "agent/agent.h"
-#include "agent/pressure_rt.h"
+#include "agent/read.h"
 #include "common/log.h"
 #include "profile/profile.h"
 #include "task/task.h"
@@ -238,8 +237,8 @@ static enum MHD_Result start_stream(struct sl_tasks *ts, struct MHD_Connection *
 
 void sl_api_tasks_attach(struct sl_agent *a)
 {
-	if (a && a->tasks)
-		sl_tasks_set_notify(a->tasks, kick, NULL);
+	if (a && sl_read_tasks(a))
+		sl_tasks_set_notify(sl_read_tasks(a), kick, NULL);
 }
 
 size_t sl_api_tasks_streams_open(void)
@@ -254,8 +253,8 @@ size_t sl_api_tasks_streams_open(void)
 
 void sl_api_tasks_release_all(struct sl_agent *a)
 {
-	if (a && a->tasks)
-		sl_tasks_set_notify(a->tasks, NULL, NULL);
+	if (a && sl_read_tasks(a))
+		sl_tasks_set_notify(sl_read_tasks(a), NULL, NULL);
 	pthread_mutex_lock(&streams_mu);
 	for (struct stream *s = streams; s; s = s->next) {
 		s->closed = 1;
@@ -294,7 +293,7 @@ static enum MHD_Result create(struct sl_agent *a, struct MHD_Connection *c, stru
 	char err[300], id[SL_TASK_ID_LEN];
 	json_error_t je;
 	struct sl_task_spec spec;
-	const struct sl_config *cfg = &a->cfg;
+	const struct sl_config *cfg = sl_read_config(a);
 	struct sl_task_limits lim = {
 		.max_duration_ns = cfg->tasks.max_duration_s * 1000000000ull,
 		.default_duration_ns = cfg->tasks.default_duration_s * 1000000000ull,
@@ -316,9 +315,9 @@ static enum MHD_Result create(struct sl_agent *a, struct MHD_Connection *c, stru
 	json_decref(body);
 	if (rc)
 		return send_error(c, 400, "INVALID_ARGUMENT", err, NULL);
-	if (sl_pressure_rt_refuse_tasks(a->pressure, err, sizeof(err))) /* pressure step 3 */
+	if (sl_read_refuse_tasks(a, err, sizeof(err))) /* pressure step 3 */
 		return send_error(c, 429, "RESOURCE_EXHAUSTED", err, NULL);
-	rc = sl_tasks_create(a->tasks, &spec, id, err, sizeof(err));
+	rc = sl_tasks_create(sl_read_tasks(a), &spec, id, err, sizeof(err));
 	switch (rc) {
 	case 0: break;
 	case -EBUSY: return send_error(c, 429, "RESOURCE_EXHAUSTED", err, NULL);
@@ -328,10 +327,10 @@ static enum MHD_Result create(struct sl_agent *a, struct MHD_Connection *c, stru
 	default: return send_error(c, 500, "INTERNAL", err, NULL);
 	}
 	if (spec.follow)
-		return start_stream(a->tasks, c, id);
+		return start_stream(sl_read_tasks(a), c, id);
 	char loc[64];
 	snprintf(loc, sizeof(loc), PREFIX "/%s", id);
-	json_t *rec = sl_tasks_get(a->tasks, id);
+	json_t *rec = sl_tasks_get(sl_read_tasks(a), id);
 	return send_json(c, 201, rec, loc);
 }
 
@@ -347,7 +346,7 @@ static enum MHD_Result result(struct sl_agent *a, struct MHD_Connection *c, cons
 	 * root over the socket and the token holder count as CAP_SYSLOG, an
 	 * api.admin_group member does not; the sysctls decide the rest */
 	int kaddrs = sl_kaddrs_visible(NULL, sl_api_conn_cap_syslog(c));
-	int rc = sl_tasks_result(a->tasks, id, fmt, kaddrs, &body, &len, &ctype);
+	int rc = sl_tasks_result(sl_read_tasks(a), id, fmt, kaddrs, &body, &len, &ctype);
 	switch (rc) {
 	case 0: break;
 	case -ENOENT: return send_error(c, 404, "NOT_FOUND", "no such task", NULL);
@@ -429,7 +428,7 @@ enum MHD_Result sl_api_tasks_request(struct sl_agent *a, struct MHD_Connection *
 		/* everything is in the body: no query parameter */
 		if (route_params(c, NULL, 0, NULL, &ret))
 			return ret;
-		if (!a->tasks)
+		if (!sl_read_tasks(a))
 			return tasks_disabled(c);
 		return create(a, c, u);
 	}
@@ -440,9 +439,9 @@ enum MHD_Result sl_api_tasks_request(struct sl_agent *a, struct MHD_Connection *
 			return method_not_allowed(c, method, caps ? "GET, HEAD" : "GET, HEAD, POST");
 		if (route_params(c, NULL, 0, NULL, &ret))
 			return ret;
-		if (!a->tasks)
+		if (!sl_read_tasks(a))
 			return tasks_disabled(c);
-		return send_json(c, 200, caps ? sl_tasks_capabilities(a->tasks) : sl_tasks_list(a->tasks),
+		return send_json(c, 200, caps ? sl_tasks_capabilities(sl_read_tasks(a)) : sl_tasks_list(sl_read_tasks(a)),
 				 NULL);
 	}
 	if (sl_api_tasks_split(url, id, sizeof(id), &is_result)) {
@@ -457,7 +456,7 @@ enum MHD_Result sl_api_tasks_request(struct sl_agent *a, struct MHD_Connection *
 			return method_not_allowed(c, method, "GET, HEAD");
 		if (route_params(c, names, 1, &fmt, &ret))
 			return ret;
-		if (!a->tasks)
+		if (!sl_read_tasks(a))
 			return tasks_disabled(c);
 		return result(a, c, id, fmt);
 	}
@@ -466,15 +465,15 @@ enum MHD_Result sl_api_tasks_request(struct sl_agent *a, struct MHD_Connection *
 	/* before anything is deleted: a typo must not delete */
 	if (route_params(c, NULL, 0, NULL, &ret))
 		return ret;
-	if (!a->tasks)
+	if (!sl_read_tasks(a))
 		return tasks_disabled(c);
 	if (get) {
-		json_t *rec = sl_tasks_get(a->tasks, id);
+		json_t *rec = sl_tasks_get(sl_read_tasks(a), id);
 		if (!rec)
 			return send_error(c, 404, "NOT_FOUND", "no such task", NULL);
 		return send_json(c, 200, rec, NULL);
 	}
-	if (sl_tasks_delete(a->tasks, id))
+	if (sl_tasks_delete(sl_read_tasks(a), id))
 		return send_error(c, 404, "NOT_FOUND", "no such task", NULL);
 	return send_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1), NULL);
 }

@@ -1,6 +1,6 @@
 /* In-process API test: a real store on a temp file, the API on 127.0.0.1
  * (port 0) and on a unix socket in a mkdtemp directory, queried with
- * libcurl over both. sl_agent_health_json() and sl_agent_write_metrics() are
+ * libcurl over both. the read interface (src/agent/read.h) is
  * test doubles here (the real ones need a running agent), so health status
  * and metrics size are under the test's control. */
 #include <errno.h>
@@ -57,7 +57,7 @@ json_t *sl_read_health(struct sl_agent *a)
 			 "state", strcmp(g_status, "ok") ? "failed" : "running", "hooks");
 }
 
-void sl_agent_write_metrics(struct sl_agent *a, FILE *out)
+static void stub_write_metrics(struct sl_agent *a, FILE *out)
 {
 	(void)a;
 	fprintf(out, "# TYPE sandlens_test_total counter\n");
@@ -81,7 +81,15 @@ struct sl_store *sl_read_store(struct sl_agent *a) { return a->store; }
 struct sl_stats *sl_read_stats(struct sl_agent *a) { return a->stats; }
 struct sl_tasks *sl_read_tasks(struct sl_agent *a) { return a->tasks; }
 struct sl_stats_prom *sl_read_stats_prom(struct sl_agent *a) { return sl_agent_stats_prom(a); }
-void sl_read_metrics(struct sl_agent *a, struct sl_prom *p) { sl_agent_write_metrics(a, sl_prom_stream(p)); }
+void sl_read_metrics(struct sl_agent *a, struct sl_prom *p) { stub_write_metrics(a, sl_prom_stream(p)); }
+void sl_read_metrics_refused(struct sl_prom *p) { (void)p; }
+int sl_read_refuse_tasks(struct sl_agent *a, char *err, size_t errlen)
+{
+	(void)a;
+	(void)err;
+	(void)errlen;
+	return 0;
+}
 json_t *sl_read_schema(struct sl_agent *a) { return sl_kinds_schema_json(&a->kinds); }
 size_t sl_read_withhold(struct sl_agent *a, json_t *ev) { return sl_kinds_withhold(&a->kinds, ev); }
 size_t sl_read_kind_names(struct sl_agent *a, const char **names, size_t max)
