@@ -4,7 +4,7 @@
 #
 #   tests/check-module-names.sh [--root DIR] [--build DIR]
 #
-# Modules: the lines "\t&sl_<name>_module," of src/modules/registry.c; while
+# Modules: the lines "\tM(<name>)" of src/modules/registry.c; while
 # that file does not exist, the files of src/modules/*.c that define
 # "const struct sl_module_ops sl_<name>_module".
 #
@@ -57,7 +57,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 # ---- the modules ----
 if [ -f src/modules/registry.c ]; then
-	modules=$(sed -n 's/^\t&sl_\([a-z][a-z0-9_]*\)_module,.*/\1/p' src/modules/registry.c)
+	modules=$(sed -n 's/^\tM(\([a-z][a-z0-9_]*\)) *\\$/\1/p' src/modules/registry.c)
 	from="src/modules/registry.c"
 else
 	modules=$(grep -ho 'const struct sl_module_ops sl_[a-z][a-z0-9_]*_module' src/modules/*.c 2>/dev/null |

@@ -5,7 +5,6 @@
  * API threads: reads atomics, BPF maps and what init wrote. */
 #include "agent/agent.h"
 #include "agent/pressure_rt.h"
-#include "api/api.h"
 #include "common/log.h"
 #include "common/prom.h"
 #include "common/thread_cpu.h"
@@ -122,7 +121,6 @@ void sl_agent_write_metrics_to(struct sl_agent *a, struct sl_prom *p)
 	    (double)sl_thread_cpu_ns(SL_TCPU_API) / 1e9);
 	u64(p, "sandlens_log_suppressed_total", SL_PROM_COUNTER,
 	    "Log lines not printed by a rate limiter (repeated failures).", sl_log_suppressed_total());
-	sl_api_write_metrics(p);
 	u64(p, "sandlens_decode_errors_total", SL_PROM_COUNTER, "Ring buffer records that could not be decoded.",
 	    atomic_load(&a->decode_errors));
 

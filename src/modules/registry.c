@@ -1,15 +1,22 @@
-/* The registry: the one list of modules (src/agent/module.h). Adding a
- * module is one line here; nothing else outside the module's own files
- * names it (tests/check-module-names.sh). */
+/* The registry: the one list of modules (src/agent/module.h), in start
+ * order. Adding a module is ONE line of SL_MODULES here (its ops are
+ * `const struct sl_module_ops sl_<name>_module` in src/modules/<name>.c);
+ * nothing else outside the module's own files names it
+ * (tests/check-module-names.sh reads the M(<name>) lines below). */
 #include "agent/module.h"
 
-extern const struct sl_module_ops sl_proc_module;  /* src/modules/proc.c */
-extern const struct sl_module_ops sl_sched_module; /* src/modules/sched.c */
+#define SL_MODULES(M) \
+	M(proc)       \
+	M(sched)      \
+	/* end of the list */
 
-const struct sl_module_ops *const sl_registry[] = {
-	&sl_proc_module,
-	&sl_sched_module,
-};
+#define DECLARE(n) extern const struct sl_module_ops sl_##n##_module;
+SL_MODULES(DECLARE)
+#undef DECLARE
+
+#define ENTRY(n) &sl_##n##_module,
+const struct sl_module_ops *const sl_registry[] = {SL_MODULES(ENTRY)};
+#undef ENTRY
 
 const unsigned sl_registry_count = sizeof(sl_registry) / sizeof(sl_registry[0]);
 

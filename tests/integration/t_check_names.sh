@@ -131,7 +131,7 @@ echo "ok - allow list: listed coincidence allowed, stale and reason-less entries
 # module too (its name in the agent is a violation), "foo" stays one
 t=$SL_TMP/case-registry
 cp -a "$base" "$t"
-printf '/* the registry */\nconst void *const registry[] = {\n\t&sl_foo_module,\n\t&sl_bar_module,\n};\n' \
+printf '/* the registry */\n#define SL_MODULES(M) \\\n\tM(foo) \\\n\tM(bar) \\\n\t/* end */\n' \
 	>"$t/src/modules/registry.c"
 echo 'const char *b = "bar";' >>"$t/src/agent/agent.c"
 run_check "$t"

@@ -205,12 +205,45 @@ static void schema_body(void **state)
 	json_decref(s);
 }
 
+/* The CLI's fixture (tests/unit/cases/schema_events.json, read by
+ * test_cli_format) is the schema route's body for the registry: a kind
+ * declared, changed or removed without the fixture fails here.
+ * SL_WRITE_SCHEMA_FIXTURE=1 rewrites it from the declarations instead. */
+#define SCHEMA_FIXTURE "tests/unit/cases/schema_events.json"
+static void schema_fixture_is_declarations(void **state)
+{
+	(void)state;
+	struct sl_kinds ks;
+	char err[256];
+	json_error_t je;
+	assert_int_equal(sl_kinds_build(&ks, sl_registry, sl_registry_count, NULL, err, sizeof(err)), 0);
+	json_t *s = sl_kinds_schema_json(&ks);
+	assert_non_null(s);
+	const char *w = getenv("SL_WRITE_SCHEMA_FIXTURE");
+	if (w && !strcmp(w, "1")) {
+		assert_int_equal(json_dump_file(s, SCHEMA_FIXTURE, JSON_INDENT(1) | JSON_PRESERVE_ORDER), 0);
+		json_decref(s);
+		return;
+	}
+	json_t *fx = json_load_file(SCHEMA_FIXTURE, 0, &je);
+	if (!fx)
+		fail_msg("%s: %s (line %d)", SCHEMA_FIXTURE, je.text, je.line);
+	if (!json_equal(fx, s)) {
+		char *a = json_dumps(s, JSON_COMPACT);
+		fail_msg("%s differs from the declarations; rerun with SL_WRITE_SCHEMA_FIXTURE=1 and review the diff. "
+			 "Declared: %.400s", SCHEMA_FIXTURE, a ? a : "?");
+	}
+	json_decref(fx);
+	json_decref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(decoders_match_schema),
 		cmocka_unit_test(build_checks),
 		cmocka_unit_test(schema_body),
+		cmocka_unit_test(schema_fixture_is_declarations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
