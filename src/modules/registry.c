@@ -8,6 +8,7 @@
 #define SL_MODULES(M) \
 	M(proc)       \
 	M(sched)      \
+	M(mem)        \
 	/* end of the list */
 
 #define DECLARE(n) extern const struct sl_module_ops sl_##n##_module;

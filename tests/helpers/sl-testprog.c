@@ -34,17 +34,28 @@
  *                     buckets refill), fork one more child that dies of
  *                     SIGSEGV (counted), and print {"children":N+1,
  *                     "exit0":..,"exit3":..,"segv":..,"seconds":<bomb phase>}.
+ *   memstorm FILE ANON_MIB ROUNDS DELAY
+ *                     sleep DELAY seconds (a counter can attach), keep
+ *                     ANON_MIB MiB of anonymous memory touched, then ROUNDS
+ *                     times: read FILE from start to end in 1 MiB reads
+ *                     (page cache charged to this cgroup) and map, touch
+ *                     and unmap 8 MiB of anonymous memory; print
+ *                     {"rounds":R,"file_bytes":B,"anon_mib":A,"seconds":S}
+ *                     on stdout, then sleep forever (reclaim storm inside a
+ *                     memory limit; docs/MEM.md, t_mem_reclaim)
  *   spin SECONDS      busy loop in sl_spin_busy_loop() (noinline) for SECONDS
  *                     of wall time (a stable symbol for profiling tests)
  *
  * Exit status: the mode's own, 2 on bad usage, 1 on a system call failure.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -57,7 +68,8 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: sl-testprog exit N | segv | abort | hog MIB | sleep S |\n"
 		"       storm N PROG [ARGS...] | parents P C RATE PROG [ARGS...] |\n"
-		"       forkbomb N exit0|exit3|segv|mix | spin SECONDS\n");
+		"       forkbomb N exit0|exit3|segv|mix | spin SECONDS |\n"
+		"       memstorm FILE ANON_MIB ROUNDS DELAY\n");
 	return 2;
 }
 
@@ -118,6 +130,54 @@ static int do_hog(long mib)
 	}
 	for (size_t off = 0; off < len; off += (size_t)page)
 		buf[off] = (char)1;
+	for (;;)
+		pause();
+}
+
+static void touch(volatile char *p, size_t len, long page)
+{
+	for (size_t off = 0; off < len; off += (size_t)page)
+		p[off] = (char)1;
+}
+
+static int do_memstorm(const char *file, long anon_mib, long rounds, double delay)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t keep = (size_t)anon_mib << 20, chunk = 8u << 20;
+	static char buf[1 << 20];
+	unsigned long long bytes = 0;
+	double t0;
+
+	sleep_s(delay);
+	t0 = now_s();
+	volatile char *a = keep ? mmap(NULL, keep, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : NULL;
+	if (a == MAP_FAILED) {
+		perror("sl-testprog memstorm: mmap");
+		return 1;
+	}
+	if (keep)
+		touch(a, keep, page);
+	for (long r = 0; r < rounds; r++) {
+		int fd = open(file, O_RDONLY | O_CLOEXEC);
+		ssize_t n;
+		if (fd < 0) {
+			perror("sl-testprog memstorm: open");
+			return 1;
+		}
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			bytes += (unsigned long long)n;
+		close(fd);
+		volatile char *c = mmap(NULL, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (c == MAP_FAILED) {
+			perror("sl-testprog memstorm: mmap chunk");
+			return 1;
+		}
+		touch(c, chunk, page);
+		munmap((void *)c, chunk);
+	}
+	printf("{\"rounds\":%ld,\"file_bytes\":%llu,\"anon_mib\":%ld,\"seconds\":%.3f}\n", rounds, bytes,
+	       anon_mib, now_s() - t0);
+	fflush(stdout);
 	for (;;)
 		pause();
 }
@@ -323,6 +383,13 @@ int main(int argc, char **argv)
 		if (parse_long(argv[2], 1, 1L << 20, &v))
 			return usage();
 		return do_hog(v);
+	}
+	if (!strcmp(mode, "memstorm") && argc == 6) {
+		long am, rounds;
+		if (parse_long(argv[3], 0, 1L << 20, &am) || parse_long(argv[4], 1, 1000000L, &rounds) ||
+		    parse_seconds(argv[5], &s))
+			return usage();
+		return do_memstorm(argv[2], am, rounds, s);
 	}
 	if (!strcmp(mode, "sleep") && argc == 3) {
 		if (parse_seconds(argv[2], &s))

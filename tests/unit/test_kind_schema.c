@@ -16,6 +16,7 @@
 #include "agent/kinds.h"
 #include "modules/proc.h"
 #include "modules/sched.h"
+#include "modules/mem_decode.h"
 
 static int type_ok(int t, const json_t *v)
 {
@@ -126,6 +127,19 @@ static void decoders_match_schema(void **state)
 		present = 0;
 		check(&ks, "sched_delay", sl_sched_delay_fields(NULL, &e, sizeof(e)), &present);
 		done[nd++] = "sched_delay";
+	}
+	{ /* memcg reclaim, then compaction (the optional compaction_status fields) */
+		struct sl_mem_stall_event e = {.hdr.type = SL_EV_MEM_STALL, .duration_ns = 60000000, .nr_scanned = 64,
+					       .nr_reclaimed = 32, .memcg_id = 77, .kind = SL_MEM_STALL_MEMCG_RECLAIM,
+					       .memcg_src = SL_MEM_MEMCG_AT_MAX, .status = -1};
+		e.task = task(17, "hog");
+		present = 0;
+		check(&ks, "mem_stall", sl_mem_stall_fields(&e, sizeof(e)), &present);
+		e.kind = SL_MEM_STALL_COMPACTION;
+		e.status = 5;
+		present = 0;
+		check(&ks, "mem_stall", sl_mem_stall_fields(&e, sizeof(e)), &present);
+		done[nd++] = "mem_stall";
 	}
 	/* every kind of the registry has a case above */
 	for (unsigned i = 0; i < ks.n; i++) {
