@@ -27,8 +27,15 @@ ct_create victim kubepods -- /bin/sh -c "/bin/sl-testprog spin 4; exec /bin/sl-t
 V_ID=$CT_ID V_CG=$CT_CGPATH
 ct_start_bg
 ct_wait_running
-set -- $(ct_cgroup_inos)
+# on this hybrid host runc's unified-hierarchy directory can appear a moment
+# after runc says "running": wait for it (up to 5 s) rather than read id 0
+for _ in $(seq 50); do
+	set -- $(ct_cgroup_inos)
+	[ "$1" != 0 ] && break
+	sleep 0.1
+done
 V_V2=$1
+[ "$V_V2" != 0 ] || fail "the victim has no unified-hierarchy cgroup after 5 s"
 gone=()
 for r in 1 2 3; do
 	ct_create "churn$r" kubepods -- /bin/sl-testprog spin 1
