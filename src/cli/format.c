@@ -126,12 +126,20 @@ void cli_print_event_header(FILE *out, const struct cli_schema *s)
 
 void cli_print_event_row(FILE *out, const struct cli_schema *s, json_t *ev)
 {
-	char t[64], c[64];
+	char t[64], c[64], pid[24];
 	cli_short_time(str(ev, "time"), t, sizeof(t));
 	cli_short_container(ev, c, sizeof(c));
+	/* a subject that is not a task (a memcg, a device, a CPU) has no pid
+	 * or comm: "-", not a made-up 0 */
+	const json_t *jp = json_object_get(ev, "pid");
+	if (json_is_integer(jp))
+		snprintf(pid, sizeof(pid), "%lld", (long long)json_integer_value(jp));
+	else
+		snprintf(pid, sizeof(pid), "-");
+	const char *comm = json_is_string(json_object_get(ev, "comm")) ? str(ev, "comm") : "-";
 	/* escapes change a cell's width: pad the escaped text */
-	fprintf(out, "%-24s %-*s %-12s %7lld %-16s ", cli_esc(t), s->type_width, cli_esc(str(ev, "type")),
-		cli_esc(c), num(ev, "pid"), cli_esc(str(ev, "comm")));
+	fprintf(out, "%-24s %-*s %-12s %7s %-16s ", cli_esc(t), s->type_width, cli_esc(str(ev, "type")),
+		cli_esc(c), pid, cli_esc(comm));
 	char *d = cli_event_details(s, ev);
 	fprintf(out, "%s\n", d ? d : "");
 	free(d);

@@ -37,7 +37,7 @@ static const struct sl_cfg_key mem_keys[] = {
 	 "kernel histogram entries (cgroup pair x kind) and stall buckets"},
 	{"max_containers", SL_CFG_UINT, F(max_containers), "512", 1, 65536,
 	 "exported container series; the longest-idle dead series is evicted first"},
-	{"ringbuf_bytes", SL_CFG_BYTES, F(ringbuf_bytes), "64KiB", 4096, 64ULL << 20,
+	{"ringbuf_size", SL_CFG_BYTES, F(ringbuf_bytes), "64KiB", 4096, 64ULL << 20,
 	 "mem_events ring buffer size (a power of two)"},
 	{"missing_tracepoints", SL_CFG_STRLIST, F(missing_tracepoints), "", 0, 0,
 	 "testing: tracepoints (e.g. mm_vmscan_throttled) to treat as absent from the kernel: the degraded path"},
@@ -49,7 +49,7 @@ static int mem_cfg_check(const void *cfg, char *err, size_t errlen)
 	const struct mem_cfg *c = cfg;
 
 	if (c->ringbuf_bytes & (c->ringbuf_bytes - 1)) {
-		snprintf(err, errlen, "mem.ringbuf_bytes: %llu is not a power of two",
+		snprintf(err, errlen, "mem.ringbuf_size: %llu is not a power of two",
 			 (unsigned long long)c->ringbuf_bytes);
 		return -1;
 	}
