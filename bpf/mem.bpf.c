@@ -92,7 +92,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 << 10); /* mem.ringbuf_bytes */
+	__uint(max_entries, 64 << 10); /* mem.ringbuf_size */
 } mem_events SEC(".maps");
 
 struct {
@@ -101,13 +101,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } mem_stats SEC(".maps");
-
-static __always_inline void stat_inc(__u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(&mem_stats, &idx);
-	if (v)
-		*v += 1;
-}
 
 static __always_inline __u64 shifted(__u64 v)
 {
@@ -140,7 +133,7 @@ static __always_inline void task_pair(struct task_struct *t, struct sl_mem_key *
 	k->pad = 0;
 }
 
-static __always_inline struct mem_task *task_state(struct task_struct *t, int create)
+static __always_inline struct mem_task *mem_task_get(struct task_struct *t, int create)
 {
 	return bpf_task_storage_get(&mem_task, t, 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
@@ -155,7 +148,7 @@ static __always_inline void hist_add(const struct sl_mem_key *k, __u64 dur, __u6
 		bpf_map_update_elem(&mem_hist, k, &zero, BPF_NOEXIST);
 		h = bpf_map_lookup_elem(&mem_hist, k);
 		if (!h) {
-			stat_inc(SL_MST_HIST_FULL_DIRECT + (k->kind & 3));
+			sl_stat_inc(&mem_stats, SL_MST_HIST_FULL_DIRECT + (k->kind & 3));
 			return;
 		}
 	}
@@ -261,7 +254,7 @@ static __always_inline void memcg_infer(struct task_struct *t, struct mem_task *
 		s->memcg_key.cgroup_v1_id = sl_task_cgroup_v1_id(t);
 	}
 	if (src == SL_MEM_MEMCG_GUESS)
-		stat_inc(SL_MST_MEMCG_GUESS);
+		sl_stat_inc(&mem_stats, SL_MST_MEMCG_GUESS);
 }
 
 static __always_inline void emit_stall(struct task_struct *t, __u32 kind, __u64 now, __u64 dur,
@@ -273,7 +266,7 @@ static __always_inline void emit_stall(struct task_struct *t, __u32 kind, __u64 
 	struct sl_mem_stall_event *e;
 	__u64 carried = 0;
 
-	stat_inc(SL_MST_STALL_SEEN);
+	sl_stat_inc(&mem_stats, SL_MST_STALL_SEEN);
 	if (stall_rate) {
 		task_pair(t, &bk, 0);
 		b = bpf_map_lookup_elem(&mem_buckets, &bk);
@@ -283,18 +276,18 @@ static __always_inline void emit_stall(struct task_struct *t, __u32 kind, __u64 
 			bpf_map_update_elem(&mem_buckets, &bk, &nb, BPF_NOEXIST);
 			b = bpf_map_lookup_elem(&mem_buckets, &bk);
 			if (!b) {
-				stat_inc(SL_MST_BUCKET_FULL);
+				sl_stat_inc(&mem_stats, SL_MST_BUCKET_FULL);
 				return;
 			}
 		}
 		if (!sl_bucket_take(b, now, shifted(stall_rate), shifted(stall_burst), &carried)) {
-			stat_inc(SL_MST_STALL_RATE_LIMITED);
+			sl_stat_inc(&mem_stats, SL_MST_STALL_RATE_LIMITED);
 			return;
 		}
 	}
 	e = bpf_ringbuf_reserve(&mem_events, sizeof(*e), 0);
 	if (!e) {
-		stat_inc(SL_MST_STALL_RB_FAIL);
+		sl_stat_inc(&mem_stats, SL_MST_STALL_RB_FAIL);
 		if (b)
 			sl_bucket_undeliver_rb(b, carried, sl_bucket_take_sub(&b->pending_rb));
 		return;
@@ -342,7 +335,7 @@ SEC("tp_btf/mm_vmscan_direct_reclaim_begin")
 int BPF_PROG(mem_direct_begin, int order, gfp_t gfp)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct mem_task *s = task_state(t, 1);
+	struct mem_task *s = mem_task_get(t, 1);
 
 	if (!s)
 		return 0;
@@ -358,17 +351,17 @@ SEC("tp_btf/mm_vmscan_direct_reclaim_end")
 int BPF_PROG(mem_direct_end, unsigned long nr_reclaimed)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct mem_task *s = task_state(t, 0);
+	struct mem_task *s = mem_task_get(t, 0);
 	struct sl_mem_key k;
 	__u64 now = bpf_ktime_get_ns(), dur;
 
 	if (!s || !s->direct_ts) {
-		stat_inc(SL_MST_END_NO_BEGIN);
+		sl_stat_inc(&mem_stats, SL_MST_END_NO_BEGIN);
 		return 0;
 	}
 	dur = now - s->direct_ts;
 	s->direct_ts = 0;
-	stat_inc(SL_MST_RUNS_DIRECT);
+	sl_stat_inc(&mem_stats, SL_MST_RUNS_DIRECT);
 	task_pair(t, &k, SL_MEM_H_DIRECT);
 	hist_add(&k, dur, s->direct_scanned, nr_reclaimed);
 	if (dur >= stall_threshold_ns) {
@@ -386,7 +379,7 @@ SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
 int BPF_PROG(mem_memcg_begin, int order, gfp_t gfp)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct mem_task *s = task_state(t, 1);
+	struct mem_task *s = mem_task_get(t, 1);
 
 	if (!s)
 		return 0;
@@ -402,16 +395,16 @@ SEC("tp_btf/mm_vmscan_memcg_reclaim_end")
 int BPF_PROG(mem_memcg_end, unsigned long nr_reclaimed)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct mem_task *s = task_state(t, 0);
+	struct mem_task *s = mem_task_get(t, 0);
 	__u64 now = bpf_ktime_get_ns(), dur;
 
 	if (!s || !s->memcg_ts) {
-		stat_inc(SL_MST_END_NO_BEGIN);
+		sl_stat_inc(&mem_stats, SL_MST_END_NO_BEGIN);
 		return 0;
 	}
 	dur = now - s->memcg_ts;
 	s->memcg_ts = 0;
-	stat_inc(SL_MST_RUNS_MEMCG);
+	sl_stat_inc(&mem_stats, SL_MST_RUNS_MEMCG);
 	hist_add(&s->memcg_key, dur, s->memcg_scanned, nr_reclaimed);
 	if (dur >= stall_threshold_ns)
 		emit_stall(t, SL_MEM_STALL_MEMCG_RECLAIM, now, dur, s->memcg_scanned, nr_reclaimed, s->memcg_id,
@@ -424,7 +417,7 @@ int BPF_PROG(mem_memcg_end, unsigned long nr_reclaimed)
 SEC("tp_btf/mm_vmscan_lru_shrink_inactive")
 int BPF_PROG(mem_shrink_inactive, int nid, unsigned long nr_scanned)
 {
-	struct mem_task *s = task_state(bpf_get_current_task_btf(), 0);
+	struct mem_task *s = mem_task_get(bpf_get_current_task_btf(), 0);
 
 	if (!s)
 		return 0;
@@ -445,7 +438,7 @@ int BPF_PROG(mem_compact_try, int order, gfp_t gfp, int prio)
 
 	if (BPF_CORE_READ(t, flags) & PF_KTHREAD_FLAG)
 		return 0;
-	s = task_state(t, 1);
+	s = mem_task_get(t, 1);
 	if (!s)
 		return 0;
 	s->compact_armed = bpf_ktime_get_ns();
@@ -457,7 +450,7 @@ int BPF_PROG(mem_compact_try, int order, gfp_t gfp, int prio)
 SEC("tp_btf/mm_compaction_begin")
 int BPF_PROG(mem_compact_begin, struct compact_control *cc)
 {
-	struct mem_task *s = task_state(bpf_get_current_task_btf(), 0);
+	struct mem_task *s = mem_task_get(bpf_get_current_task_btf(), 0);
 	__u64 now;
 
 	if (!s || !s->compact_armed)
@@ -476,7 +469,7 @@ int BPF_PROG(mem_compact_end, struct compact_control *cc, unsigned long zone_sta
 	     bool sync, int status)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct mem_task *s = task_state(t, 0);
+	struct mem_task *s = mem_task_get(t, 0);
 	struct sl_mem_key k;
 	__u64 now = bpf_ktime_get_ns(), dur;
 
@@ -484,7 +477,7 @@ int BPF_PROG(mem_compact_end, struct compact_control *cc, unsigned long zone_sta
 		return 0;
 	dur = now - s->compact_ts;
 	s->compact_ts = 0;
-	stat_inc(SL_MST_RUNS_COMPACT);
+	sl_stat_inc(&mem_stats, SL_MST_RUNS_COMPACT);
 	task_pair(t, &k, SL_MEM_H_COMPACT);
 	hist_add(&k, dur, 0, 0);
 	if (dur >= stall_threshold_ns) {
@@ -533,7 +526,7 @@ int BPF_PROG(mem_throttled, int nid, int usec_timeout, int usec_delayed, int rea
 		n->throttled++;
 		n->throttled_us += us;
 	}
-	stat_inc(SL_MST_RUNS_THROTTLE);
+	sl_stat_inc(&mem_stats, SL_MST_RUNS_THROTTLE);
 	task_pair(bpf_get_current_task_btf(), &k, SL_MEM_H_THROTTLE);
 	hist_add(&k, us * 1000, 0, 0);
 	return 0;
@@ -552,7 +545,7 @@ static long rm_key(struct bpf_map *map, const void *key, void *val, void *ctx)
 	struct rmdir_ctx *c = ctx;
 
 	if ((c->v1 ? k->cgroup_v1_id : k->cgroup_id) == c->id && bpf_map_delete_elem(map, key) == 0)
-		stat_inc(SL_MST_GONE_FULL);
+		sl_stat_inc(&mem_stats, SL_MST_GONE_FULL);
 	return 0;
 }
 
