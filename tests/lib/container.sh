@@ -170,11 +170,32 @@ ct_wait_bg() {
 ct_wait_running() {
 	local n=0
 	while [ $n -lt 100 ]; do
-		runc --root "$CT_RUNC_ROOT" state "$CT_ID" 2>/dev/null | jq -e '.status == "running"' >/dev/null && return 0
+		if runc --root "$CT_RUNC_ROOT" state "$CT_ID" 2>/dev/null | jq -e '.status == "running"' >/dev/null; then
+			ct_wait_cgroups
+			return 0
+		fi
 		sleep 0.1
 		n=$((n + 1))
 	done
 	fail "container $CT_ID not running after 10 s"
+}
+
+# On a hybrid host runc can say "running" a moment before the container's
+# directories exist on every hierarchy (seen on the unified one under
+# load): wait up to 5 s for each mounted hierarchy's directory, so tests
+# do not read an id of 0 or a missing cgroup.procs. Not fatal: a hierarchy
+# runc does not use for the container is simply not there.
+ct_wait_cgroups() {
+	local h n
+	for h in /sys/fs/cgroup/unified /sys/fs/cgroup/memory /sys/fs/cgroup; do
+		mountpoint -q "$h" 2>/dev/null || continue
+		[ "$h" = /sys/fs/cgroup ] && [ ! -e /sys/fs/cgroup/cgroup.controllers ] && continue
+		n=0
+		while [ ! -e "$h$CT_CGPATH/cgroup.procs" ] && [ $n -lt 50 ]; do
+			sleep 0.1
+			n=$((n + 1))
+		done
+	done
 }
 
 ct_cgroup_inos() {
