@@ -1,5 +1,6 @@
-# sandlens build. `make run` = deps + build + run the agent in the foreground;
-# `make test` = deps + build + every test (plain, then ASan+UBSan).
+# sandlens build. `make run` = run-time deps + build + run the agent in the foreground;
+# `make test` = run-time and test deps + build + every test (plain, then ASan+UBSan).
+# `make install` / `uninstall` / `deb`: docs/DEPLOY.md.
 # SAN=1 builds everything with -fsanitize=address,undefined into build-san/.
 
 SAN ?= 0
@@ -50,7 +51,7 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRCS))
 DEPFLAGS = -MMD -MP -MF $@.d -MT $@
 
 .SECONDARY:
-.PHONY: all deps run test check unit integration clean bench proto fuzz check-names
+.PHONY: all deps deps-test run test check unit integration clean bench proto fuzz check-names install uninstall deb
 all: check-names $(B)/sandlensd $(B)/sandlens $(UNIT_BINS) $(HELPER_BINS)
 
 # The module contract: no file outside a module's own and the registry
@@ -60,6 +61,9 @@ check-names:
 
 deps:
 	@scripts/install-deps.sh
+
+deps-test:
+	@scripts/install-deps.sh --test
 
 $(B)/vmlinux.h:
 	@mkdir -p $(@D)
@@ -153,8 +157,9 @@ $(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*)
 proto:
 	protoc-c --c_out=src/profile --proto_path=proto proto/profile.proto
 
+# run: only what running needs (no unit tests: cmocka is a test package)
 run: deps
-	$(MAKE) all
+	$(MAKE) check-names $(B)/sandlensd $(B)/sandlens
 	mkdir -p /var/lib/sandlens
 	./$(B)/sandlensd --config $${SANDLENS_CONFIG:-deploy/sandlensd.yaml}
 
@@ -167,11 +172,66 @@ integration: all
 check: unit integration
 
 # Everything, as CI runs it: plain build, then ASan+UBSan build.
-test: deps
+test: deps-test
 	tests/run-all.sh
 
 bench: all
 	bench/exec-storm.sh $(B)
+
+# Install (docs/DEPLOY.md). The BPF objects are inside the skeletons, so
+# the two binaries, the unit and the config are all that running needs.
+# The config is installed only when absent (never overwritten); uninstall
+# leaves it (and the state under /var/lib/sandlens) in place.
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+SBINDIR ?= $(PREFIX)/sbin
+BINDIR ?= $(PREFIX)/bin
+DOCDIR ?= $(PREFIX)/share/doc/sandlens
+DATADIR ?= $(PREFIX)/share/sandlens
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+VERSION := $(shell sed -n 's/^\#define SANDLENS_VERSION "\(.*\)"/\1/p' src/agent/main.c)
+DOCS := README.md $(wildcard docs/*.md)
+install: $(B)/sandlensd $(B)/sandlens
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR) \
+		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSCONFDIR)/sandlens
+	install -m 0755 $(B)/sandlensd $(DESTDIR)$(SBINDIR)/sandlensd
+	install -m 0755 $(B)/sandlens $(DESTDIR)$(BINDIR)/sandlens
+	sed -e 's|^ExecStart=/usr/sbin/|ExecStart=$(SBINDIR)/|' -e 's|--config /etc/|--config $(SYSCONFDIR)/|' \
+		deploy/systemd/sandlensd.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/sandlensd.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/sandlensd.service
+	install -m 0644 deploy/sandlensd.yaml $(DESTDIR)$(DATADIR)/sandlensd.yaml
+	[ -e $(DESTDIR)$(SYSCONFDIR)/sandlens/sandlensd.yaml ] || \
+		install -m 0644 deploy/sandlensd.yaml $(DESTDIR)$(SYSCONFDIR)/sandlens/sandlensd.yaml
+	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/sandlensd $(DESTDIR)$(BINDIR)/sandlens \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/sandlensd.service $(DESTDIR)$(DATADIR)/sandlensd.yaml
+	rm -rf $(DESTDIR)$(DOCDIR)
+	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
+	@echo "uninstall: $(DESTDIR)$(SYSCONFDIR)/sandlens/sandlensd.yaml and /var/lib/sandlens are left in place"
+
+# A Debian package with Debian's tools (dpkg-shlibdeps for Depends,
+# dpkg-deb to build): build/sandlens_<version>_<arch>.deb.
+DEB_ARCH = $(shell dpkg --print-architecture)
+DEB_STAGE = $(abspath $(B))/deb
+DEB := $(B)/sandlens_$(VERSION)_$(DEB_ARCH).deb
+deb: $(B)/sandlensd $(B)/sandlens
+	rm -rf $(DEB_STAGE) && mkdir -p $(DEB_STAGE)/root/DEBIAN $(DEB_STAGE)/debian
+	$(MAKE) --no-print-directory install DESTDIR=$(DEB_STAGE)/root PREFIX=/usr SYSCONFDIR=/etc \
+		SYSTEMDUNITDIR=/lib/systemd/system
+	printf 'Source: sandlens\n\nPackage: sandlens\nArchitecture: any\n' > $(DEB_STAGE)/debian/control
+	cd $(DEB_STAGE) && dpkg-shlibdeps -O root/usr/sbin/sandlensd root/usr/bin/sandlens > substvars
+	sed -n 's/^shlibs:Depends=//p' $(DEB_STAGE)/substvars > $(DEB_STAGE)/depends && test -s $(DEB_STAGE)/depends
+	install -m 0755 deploy/debian/postinst deploy/debian/prerm deploy/debian/postrm $(DEB_STAGE)/root/DEBIAN/
+	echo /etc/sandlens/sandlensd.yaml > $(DEB_STAGE)/root/DEBIAN/conffiles
+	sed -e 's|@VERSION@|$(VERSION)|' -e 's|@ARCH@|$(DEB_ARCH)|' \
+		-e "s|@DEPENDS@|$$(cat $(DEB_STAGE)/depends), passwd|" \
+		-e "s|@SIZE@|$$(du -sk --exclude=DEBIAN $(DEB_STAGE)/root | cut -f1)|" \
+		deploy/debian/control.in > $(DEB_STAGE)/root/DEBIAN/control
+	dpkg-deb --root-owner-group --build $(DEB_STAGE)/root $(DEB)
+	@echo "deb: $(DEB)"
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -1,12 +1,25 @@
 #!/bin/sh
-# Installs what sandlens needs to build, run and test on Debian 12 (as root).
-# Idempotent: installs only what is missing, mounts tracefs if absent.
+# Installs what sandlens needs on Debian 12 (as root). Idempotent: installs
+# only what is missing, mounts tracefs if absent.
+#   scripts/install-deps.sh         build and run (`make run`): compilers,
+#                                   the -dev packages of the libraries the
+#                                   binaries link, curl for the README's
+#                                   examples
+#   scripts/install-deps.sh --test  that, plus the test tools (`make test`,
+#                                   .ci/run): cmocka, runc, busybox, jq,
+#                                   valgrind, Prometheus, Go, chromium, ...
 set -e
-PKGS="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
-libmicrohttpd-dev libjansson-dev libsqlite3-dev sqlite3 libyaml-dev libcurl4-openssl-dev
-uthash-dev libcmocka-dev runc busybox-static libbpf-tools jq curl procps iproute2
-libc6-dev valgrind prometheus liburcu-dev libdw-dev protobuf-c-compiler libprotobuf-c-dev
-golang-go chromium python3 libclang-rt-dev e2fsprogs"
+RUN_PKGS="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
+libmicrohttpd-dev libjansson-dev libsqlite3-dev libyaml-dev libcurl4-openssl-dev
+uthash-dev libc6-dev liburcu-dev libdw-dev libprotobuf-c-dev curl"
+TEST_PKGS="libcmocka-dev sqlite3 runc busybox-static libbpf-tools jq procps iproute2
+valgrind prometheus protobuf-c-compiler golang-go chromium python3 python3-yaml
+libclang-rt-dev e2fsprogs dpkg-dev systemd"
+case "${1:-}" in
+"") PKGS=$RUN_PKGS ;;
+--test) PKGS="$RUN_PKGS $TEST_PKGS" ;;
+*) echo "usage: $0 [--test]" >&2; exit 2 ;;
+esac
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

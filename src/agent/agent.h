@@ -78,6 +78,21 @@ int sl_agent_modules_setup(struct sl_agent *a, char *err, size_t errlen);
  * poll loop. 0 or -errno (the module is then failed). */
 int sl_agent_add_module_ringbufs(struct sl_agent *a, struct sl_module *m);
 
+/* --- reload (reload.c; poll-loop thread) --- */
+
+/* SIGHUP: load path with the same loader as at start (sl_config_load over
+ * the defaults). An invalid file is logged ("reload: ... <key>: <reason>")
+ * and the running configuration kept: returns -1. Otherwise every key that
+ * differs from the running value is applied when it can change at run
+ * time — log_level, store.max_age, store.max_rows, stats.interval,
+ * api.admin_group (the socket's group and mode follow), and a module key
+ * its ops->reconfigure accepts — and logged "reload: <key> applied"; any
+ * other changed key is logged "reload: <key> changed: needs a restart"
+ * and keeps its running value (so a later reload names it again). Returns
+ * the number of keys applied (0 when the file is unchanged). path NULL
+ * (no --config) reloads nothing and returns 0. */
+int sl_agent_reload(struct sl_agent *a, const char *path);
+
 /* --- pipeline (pipeline.c; poll-loop thread only) --- */
 
 /* Resolve a task identity to (cgroup id used, attribution) by the hybrid

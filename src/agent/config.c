@@ -866,3 +866,59 @@ int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errl
 	free(buf);
 	return rc;
 }
+
+/* One value of kind at a and b equal? Strings to their NUL, string lists
+ * item by item, the rest byte for byte. */
+static int value_equal(enum kind kind, const void *a, const void *b, size_t size)
+{
+	if (kind == K_STR || kind == K_V1_CONTROLLER)
+		return strncmp(a, b, size) == 0;
+	if (kind == K_STRLIST) {
+		const struct sl_cfg_strlist *x = a, *y = b;
+		if (x->n != y->n)
+			return 0;
+		for (unsigned i = 0; i < x->n && i < SL_CFG_STRLIST_MAX; i++)
+			if (strncmp(x->v[i], y->v[i], SL_CFG_STRLIST_LEN))
+				return 0;
+		return 1;
+	}
+	return memcmp(a, b, size) == 0;
+}
+
+int sl_config_diff(const struct sl_config *a, const struct sl_config *b, sl_config_diff_fn fn, void *arg)
+{
+	int n = 0;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const struct key *k = &keys[i];
+		if (!value_equal(k->kind, (const char *)a + k->off, (const char *)b + k->off, k->size)) {
+			n++;
+			if (fn)
+				fn(arg, k->name, -1, NULL);
+		}
+	}
+	if (a->nmods != b->nmods || a->mods != b->mods)
+		return n; /* different module lists: not comparable (a bug) */
+	for (unsigned i = 0; i < a->nmods; i++) {
+		const struct sl_module_ops *ops = a->mods[i];
+		char name[128];
+		if (a->mod_enabled[i] != b->mod_enabled[i]) {
+			n++;
+			snprintf(name, sizeof(name), "%s.enabled", ops->name);
+			if (fn)
+				fn(arg, name, (int)i, NULL);
+		}
+		for (unsigned j = 0; j < ops->config.nkeys; j++) {
+			const struct sl_cfg_key *mk = &ops->config.keys[j];
+			if (mk->type < 0 || mk->type > SL_CFG_STRLIST || mk->offset + mk->size > SL_CFG_MODULE_MAX)
+				continue;
+			if (value_equal((enum kind)cfg_kind[mk->type], a->mod_store[i] + mk->offset,
+					b->mod_store[i] + mk->offset, mk->size))
+				continue;
+			n++;
+			snprintf(name, sizeof(name), "%s.%s", ops->name, mk->name);
+			if (fn)
+				fn(arg, name, (int)i, mk);
+		}
+	}
+	return n;
+}

@@ -147,4 +147,19 @@ int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errl
 int sl_config_load_buf(struct sl_config *c, const char *name, const char *buf, size_t len,
 		       char *err, size_t errlen);
 
+struct sl_cfg_key;
+/* Called by sl_config_diff for one key that differs: key is its dotted
+ * name ("store.max_age", "proc.exec_rate", "proc.enabled"); module is the
+ * module's index in c->mods (-1 for the agent's own keys); mk is the
+ * module's declaration of the key (NULL for agent keys and for
+ * "<module>.enabled"). */
+typedef void (*sl_config_diff_fn)(void *arg, const char *key, int module, const struct sl_cfg_key *mk);
+/* Compare two loaded configs of the same module list key by key (what the
+ * file can set; derived fields such as api.admin_gid are not keys): calls
+ * fn (may be NULL) for each key whose value differs, agent keys in the
+ * loader's table order, then each module's "enabled" and declared keys.
+ * Returns the number of differing keys. Used by the SIGHUP reload
+ * (src/agent/reload.c). */
+int sl_config_diff(const struct sl_config *a, const struct sl_config *b, sl_config_diff_fn fn, void *arg);
+
 #endif

@@ -1,9 +1,12 @@
 /* sandlensd: the node agent. Loads config, mounts tracefs when absent,
  * discovers cgroup mounts, opens the store, starts every enabled module,
- * the API, and runs the one poll loop until SIGINT/SIGTERM/SIGHUP. */
+ * the API, and runs the one poll loop until SIGINT/SIGTERM; SIGHUP re-reads
+ * the configuration (reload.c). Tells a service manager (sd_notify) when it
+ * is ready, reloading and stopping. */
 #include "agent/agent.h"
 #include "agent/pressure_rt.h"
 #include "agent/probe.h"
+#include "agent/sdnotify.h"
 #include "api/api.h"
 #include "api/api_auth.h"
 #include "cgroup/runc_state.h"
@@ -58,7 +61,11 @@ static void usage(FILE *f)
 static void ensure_tracefs(const char *path)
 {
 	char ev[300];
-	if (snprintf(ev, sizeof(ev), "%s/events", path) >= (int)sizeof(ev) || access(ev, F_OK) == 0)
+	/* AT_EACCESS: with the effective ids and capabilities (a non-root
+	 * agent reads the root-only tracefs through CAP_DAC_READ_SEARCH;
+	 * plain access() would use the real uid without capabilities) */
+	if (snprintf(ev, sizeof(ev), "%s/events", path) >= (int)sizeof(ev) ||
+	    faccessat(AT_FDCWD, ev, F_OK, AT_EACCESS) == 0)
 		return;
 	mkdir(path, 0700);
 	if (mount("nodev", path, "tracefs", 0, NULL))
@@ -301,8 +308,17 @@ static void tick(struct sl_agent *a)
 	publish_attr_stats(a);
 }
 
+/* SIGHUP: reload config_path, bracketed for a service manager by
+ * RELOADING=1 (with MONOTONIC_USEC) and READY=1 (sd_notify(3)). */
+static void reload(struct sl_agent *a, const char *config_path)
+{
+	sl_sd_notify_reloading();
+	sl_agent_reload(a, config_path);
+	sl_sd_notify("READY=1\nSTATUS=running");
+}
+
 /* The poll loop: ring buffers, the tick timer and the signals in one epoll. */
-static int poll_loop(struct sl_agent *a)
+static int poll_loop(struct sl_agent *a, const char *config_path)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC), tfd, sfd;
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -353,10 +369,11 @@ static int poll_loop(struct sl_agent *a)
 			} else {
 				struct signalfd_siginfo si;
 				if (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-					if (si.ssi_signo == SIGHUP)
-						sl_info(MOD, "SIGHUP (hang-up): shutting down cleanly (configuration reload is not implemented)");
-					else
-						sl_info(MOD, "signal %u: shutting down", si.ssi_signo);
+					if (si.ssi_signo == SIGHUP) {
+						reload(a, config_path);
+						continue;
+					}
+					sl_info(MOD, "signal %u: shutting down", si.ssi_signo);
 					atomic_store(&a->running, 0);
 				}
 			}
@@ -424,7 +441,7 @@ int main(int argc, char **argv)
 	}
 	if (a->cfg.api.token_file[0]) { /* a token file others can read is a config error */
 		char tok[SL_API_TOKEN_MAX + 1];
-		int tl = sl_api_token_load(a->cfg.api.token_file, !check_only && geteuid() == 0, tok,
+		int tl = sl_api_token_load(a->cfg.api.token_file, !check_only, tok,
 					   sizeof(tok), err, sizeof(err));
 		explicit_bzero(tok, sizeof(tok));
 		if (tl < 0) {
@@ -445,7 +462,8 @@ int main(int argc, char **argv)
 	sl_log_set_level(a->cfg.log_level);
 	libbpf_set_print(libbpf_log);
 	if (geteuid() != 0)
-		sl_warn(MOD, "not running as root: loading BPF programs will likely fail");
+		sl_info(MOD, "not running as root (uid %u): needs CAP_BPF, CAP_PERFMON, CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE (docs/DEPLOY.md)",
+			(unsigned)geteuid());
 
 	/* SIGINT/SIGTERM go to the poll loop's signalfd; every thread started
 	 * after this inherits the mask. */
@@ -453,7 +471,7 @@ int main(int argc, char **argv)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP); /* hang-up: the same clean stop (no reload yet) */
+	sigaddset(&mask, SIGHUP); /* reload (never a stop) */
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -536,8 +554,13 @@ int main(int argc, char **argv)
 	sl_info(MOD, "sandlensd %s ready: api %s%s%s", SANDLENS_VERSION, a->cfg.api.listen,
 		a->cfg.api.unix_socket[0] ? " + unix:" : "", a->cfg.api.unix_socket);
 
-	if (poll_loop(a))
+	/* every module is up and the API listens (Type=notify) */
+	int nr = sl_sd_notify("READY=1\nSTATUS=running");
+	if (nr < 0)
+		sl_warn(MOD, "sd_notify READY=1 to $NOTIFY_SOCKET: %s", strerror(-nr));
+	if (poll_loop(a, config_path))
 		rc = 1;
+	sl_sd_notify("STOPPING=1");
 
 	/* Tasks first: cancelled as "agent shutting down" (not as lost follow
 	 * clients), given a moment to end, so that follow streams send their

@@ -56,7 +56,7 @@
  *     agent's (attribution uses it inside resolve_*);
  *   - the writer lifts a restriction with sl_prom_unrestrict (prom.h).
  *
- * Threads: init, tick, destroy, set_rate_shift and ring buffer callbacks run
+ * Threads: init, tick, destroy, set_rate_shift, reconfigure and ring buffer callbacks run
  * on the poll-loop thread. write_metrics, write_drops, views and
  * read_series run on API threads: they may read only atomics, immutable
  * state, published (reference-counted) snapshots and BPF maps.
@@ -331,6 +331,15 @@ struct sl_module_ops {
 	 * Returns 0, -EINVAL (shift > 8), -ENODEV (not running). NULL: no
 	 * rate-limited events. */
 	int (*set_rate_shift)(struct sl_module *m, unsigned shift);
+	/* optional, SIGHUP reload (docs/ARCHITECTURE.md "Reload"): key (a name
+	 * of config.keys) has a new value in new_cfg (the module's whole
+	 * struct as loaded from the new file, already checked). Apply it and
+	 * return 0 — the agent then copies that key's bytes into m->cfg, so
+	 * API threads that read the key from m->cfg must tolerate the change
+	 * (scalars) — or return -EOPNOTSUPP when the key needs a restart (the
+	 * agent logs it and keeps the running value). Poll-loop thread, only
+	 * for a running module. NULL: every key of the module needs a restart. */
+	int (*reconfigure)(struct sl_module *m, const void *new_cfg, const char *key);
 	/* detach every link, free everything. Called once, also after a failed init. */
 	void (*destroy)(struct sl_module *m);
 };

@@ -78,7 +78,7 @@ int sl_api_token_stat_ok(const struct stat *st, char *err, size_t errlen)
 		snprintf(err, errlen, "not a regular file");
 		return -EPERM;
 	}
-	if (st->st_uid != 0) {
+	if (st->st_uid != 0 && st->st_uid != geteuid()) { /* root, or the (non-root) agent's own user */
 		snprintf(err, errlen, "owned by uid %u, not root", (unsigned)st->st_uid);
 		return -EPERM;
 	}
@@ -146,7 +146,7 @@ static int generate(const char *path, char *err, size_t errlen)
 		return fail(err, errlen, path, errno, "creating its directory: %s", strerror(errno));
 	if (lstat(dir, &st) != 0)
 		return fail(err, errlen, path, errno, "its directory: %s", strerror(errno));
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+	if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 022))
 		return fail(err, errlen, path, EPERM, "%s",
 			    "its directory must be a real directory owned by root and writable by root only");
 	unsigned char raw[SL_API_TOKEN_GEN_BYTES];

@@ -71,8 +71,9 @@ size_t sl_api_withhold_secrets(json_t *events);
  * time depends only on the lengths). toklen 0 never matches. */
 int sl_api_bearer_matches(const char *hdr, const char *token, size_t toklen);
 
-/* Checks the metadata of a token file: a regular file, owned by uid 0,
- * no permission bits for group or others, at most SL_API_TOKEN_MAX + 2
+/* Checks the metadata of a token file: a regular file, owned by uid 0 (or
+ * by the caller's effective uid: a non-root agent's own file), no
+ * permission bits for group or others, at most SL_API_TOKEN_MAX + 2
  * bytes. 0, or -EPERM with the reason in err ("... is group- or
  * other-accessible (mode 0644); chmod 600 it"). */
 int sl_api_token_stat_ok(const struct stat *st, char *err, size_t errlen);
@@ -88,7 +89,8 @@ int sl_api_token_parse(const char *buf, size_t len, char *tok, size_t toksize, c
  * with sl_api_token_stat_ok on the open descriptor, size-bounded). When the
  * file does not exist and create is set, generates one first: its
  * directory must exist (one level is created, mode 0755, owned by root),
- * be owned by root and not group/other-writable; the file is created
+ * be owned by root (or by the agent's effective uid: a non-root agent
+ * run by systemd owns its RuntimeDirectory) and not group/other-writable; the file is created
  * O_CREAT|O_EXCL|O_NOFOLLOW mode 0600 with SL_API_TOKEN_GEN_BYTES from
  * getrandom(2) as hex and a newline. Returns the token length (tok as in
  * sl_api_token_parse), 0 when the file is missing and create is 0, or a

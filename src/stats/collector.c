@@ -102,7 +102,7 @@ struct sl_stats *sl_stats_new(const struct sl_stats_config *cfg)
 
 int sl_stats_collect_now(struct sl_stats *c)
 {
-	int64_t grace = (int64_t)c->cfg.interval_ms * 3 * 1000000;
+	int64_t grace = (int64_t)__atomic_load_n(&c->cfg.interval_ms, __ATOMIC_RELAXED) * 3 * 1000000;
 	if (grace < 10 * (int64_t)1000000000)
 		grace = 10 * (int64_t)1000000000;
 	struct sl_stats_build_opts o = {
@@ -152,7 +152,13 @@ uint64_t sl_stats_interval_ms(struct sl_stats *c)
 	if (!c)
 		return 0;
 	unsigned f = atomic_load(&c->slowdown);
-	return c->cfg.interval_ms * (f ? f : 1);
+	return __atomic_load_n(&c->cfg.interval_ms, __ATOMIC_RELAXED) * (f ? f : 1);
+}
+
+void sl_stats_set_interval(struct sl_stats *c, uint64_t interval_ms)
+{
+	if (c)
+		__atomic_store_n(&c->cfg.interval_ms, interval_ms ? interval_ms : 1000, __ATOMIC_RELAXED);
 }
 
 static void *run(void *arg)

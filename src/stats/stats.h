@@ -305,6 +305,10 @@ void sl_stats_free(struct sl_stats *c);
  * cgroup files are cumulative, so a slower pass loses no count, only
  * resolution. Any thread; c NULL is a no-op. */
 void sl_stats_set_slowdown(struct sl_stats *c, unsigned factor);
+/* Change the configured interval between passes (SIGHUP reload of
+ * stats.interval; 0 is taken as 1000) from the next pass on. Any thread;
+ * c NULL is a no-op. */
+void sl_stats_set_interval(struct sl_stats *c, uint64_t interval_ms);
 /* The current interval between passes in ms (interval_ms x factor); 0 for NULL. */
 uint64_t sl_stats_interval_ms(struct sl_stats *c);
 /* One pass now on the calling thread (takes the collector's mutex).

@@ -162,6 +162,11 @@ void sl_store_get_stats(struct sl_store *s, struct sl_store_stats *out);
  * Retention otherwise runs every retention_interval_ms (and once at open).
  * Not while paused (see sl_store_flush). */
 int sl_store_run_retention(struct sl_store *s);
+/* Change retention by age and by count at run time (SIGHUP reload): the
+ * writer thread's next retention pass uses them (0 = off, as in struct
+ * sl_store_config). max_bytes is fixed at open (it sizes the WAL bound).
+ * Any thread. */
+void sl_store_set_retention(struct sl_store *s, uint64_t max_age_s, uint64_t max_rows);
 
 /* The store's health for /healthz: {"state": "ok"|"degraded"|"failed",
  * "reason": text (absent when ok), "since": RFC 3339 start of the condition,

@@ -124,8 +124,9 @@ int sl_store_retention_step(struct sl_store *s, struct sl_store_retention *rp)
 	const int64_t chunk = SL_STORE_RETENTION_CHUNK;
 	if (rp->phase == 0) {
 		rp->phase = 1;
-		if (s->cfg.max_age_s && s->cfg.max_age_s < (uint64_t)INT64_MAX / 1000000000u) {
-			int64_t cutoff = sl_time_now_ns() - (int64_t)s->cfg.max_age_s * 1000000000LL;
+		const uint64_t max_age_s = __atomic_load_n(&s->cfg.max_age_s, __ATOMIC_RELAXED);
+		if (max_age_s && max_age_s < (uint64_t)INT64_MAX / 1000000000u) {
+			int64_t cutoff = sl_time_now_ns() - (int64_t)max_age_s * 1000000000LL;
 			sqlite3_bind_int64(s->del_age, 1, cutoff);
 			sqlite3_bind_int64(s->del_age, 2, chunk);
 			int64_t n = delete_chunk(s, s->del_age);
@@ -137,8 +138,9 @@ int sl_store_retention_step(struct sl_store *s, struct sl_store_retention *rp)
 		}
 	}
 	if (rp->phase == 1) {
-		if (s->cfg.max_rows && s->rows > s->cfg.max_rows) {
-			uint64_t extra = s->rows - s->cfg.max_rows;
+		const uint64_t max_rows = __atomic_load_n(&s->cfg.max_rows, __ATOMIC_RELAXED);
+		if (max_rows && s->rows > max_rows) {
+			uint64_t extra = s->rows - max_rows;
 			sqlite3_bind_int64(s->del_rows, 1,
 					   extra < (uint64_t)chunk ? (int64_t)extra : chunk);
 			int64_t n = delete_chunk(s, s->del_rows);
@@ -147,7 +149,7 @@ int sl_store_retention_step(struct sl_store *s, struct sl_store_retention *rp)
 				rp->phase = 2;
 				return 1;
 			}
-			if (n > 0 && s->rows > s->cfg.max_rows)
+			if (n > 0 && s->rows > max_rows)
 				return 1;
 		}
 		rp->phase = 2;
@@ -155,4 +157,12 @@ int sl_store_retention_step(struct sl_store *s, struct sl_store_retention *rp)
 	if (s->cfg.max_bytes)
 		return bytes_step(s, rp);
 	return 0;
+}
+
+void sl_store_set_retention(struct sl_store *s, uint64_t max_age_s, uint64_t max_rows)
+{
+	if (!s)
+		return;
+	__atomic_store_n(&s->cfg.max_age_s, max_age_s, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cfg.max_rows, max_rows, __ATOMIC_RELAXED);
 }

@@ -68,13 +68,13 @@ void sl_tasks_probe(struct sl_tasks *ts)
 
 	if (!perf_ok(ts->why[SL_TASK_PROFILE_ON_CPU], sizeof(ts->why[0])))
 		ts->supported[SL_TASK_PROFILE_ON_CPU] = 0;
-	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+	if (faccessat(AT_FDCWD, "/sys/kernel/btf/vmlinux", R_OK, AT_EACCESS) != 0) {
 		ts->supported[SL_TASK_PROFILE_OFF_CPU] = 0;
 		snprintf(ts->why[SL_TASK_PROFILE_OFF_CPU], sizeof(ts->why[0]),
 			 "no kernel BTF (/sys/kernel/btf/vmlinux): tp_btf/sched_switch cannot be attached");
 	}
-	if (access("/sys/kernel/tracing/events/raw_syscalls/sys_exit", F_OK) != 0 &&
-	    access("/sys/kernel/debug/tracing/events/raw_syscalls/sys_exit", F_OK) != 0) {
+	if (faccessat(AT_FDCWD, "/sys/kernel/tracing/events/raw_syscalls/sys_exit", F_OK, AT_EACCESS) != 0 &&
+	    faccessat(AT_FDCWD, "/sys/kernel/debug/tracing/events/raw_syscalls/sys_exit", F_OK, AT_EACCESS) != 0) {
 		ts->supported[SL_TASK_SYSCALL_ERRORS] = 0;
 		snprintf(ts->why[SL_TASK_SYSCALL_ERRORS], sizeof(ts->why[0]),
 			 "tracepoint raw_syscalls:sys_exit not found in tracefs (CONFIG_FTRACE_SYSCALLS, tracefs mounted?)");
