@@ -21,6 +21,26 @@ enum sl_tristate { SL_NO = 0, SL_YES = 1, SL_UNKNOWN = -1 };
 
 #define SL_KIND_LEN 16
 
+/* Kubernetes names (ATTR-5), bounded by what Kubernetes allows: a
+ * namespace and a container name are DNS-1123 labels (<= 63 bytes), a pod
+ * name a DNS-1123 subdomain (<= 253). An image reference is kept when it
+ * is at most 255 bytes (docker's reference grammar caps the name part at
+ * 255); a longer one is left out, never cut. */
+#define SL_K8S_NS_LEN 64
+#define SL_K8S_POD_LEN 254
+#define SL_K8S_CONTAINER_LEN 64
+#define SL_K8S_IMAGE_LEN 256
+
+/* A container's Kubernetes names as its runtime recorded them on the node
+ * (src/cgroup/k8s_names.h, docs/ATTRIBUTION.md "Kubernetes names"). Each
+ * is "" when not found: best effort, never guessed. */
+struct sl_k8s_names {
+	char ns[SL_K8S_NS_LEN];               /* pod namespace */
+	char pod[SL_K8S_POD_LEN];             /* pod name */
+	char container[SL_K8S_CONTAINER_LEN]; /* container name in the pod spec ("" for a sandbox) */
+	char image[SL_K8S_IMAGE_LEN];         /* image reference as the runtime recorded it */
+};
+
 /* Result of attributing one cgroup. Empty strings mean "the path does not
  * say". runtime is one of: "docker", "containerd", "cri-o", "podman",
  * "runc", "kata", "ecs", "host" (a hierarchy root), "" (the path does not
@@ -40,6 +60,10 @@ struct sl_attr {
 	 * "deleted" (every line of a /proc/pid/cgroup file says deleted),
 	 * "" (unknown). */
 	char kind[SL_KIND_LEN];
+	/* Kubernetes names of the container (not from the path: from the
+	 * runtime's state, filled by the agent's pipeline and the statistics
+	 * collector; all "" from the path rules) */
+	struct sl_k8s_names names;
 };
 
 #define SL_RUNC_PARENTS_MAX 4
