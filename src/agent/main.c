@@ -229,6 +229,8 @@ static void setup_cgroups(struct sl_agent *a)
 			.positive_ttl_ns = a->cfg.attribution.positive_ttl_s * 1000000000ull,
 			.negative_ttl_ns = a->cfg.attribution.negative_ttl_s * 1000000000ull,
 			.rewalk_interval_ns = 1000000000ull,
+			.names = 1, /* Kubernetes names from the runtimes' state */
+			.runc = a->runc,
 		};
 		a->attr = sl_attr_cache_new(&cc, &a->mounts);
 		if (!a->attr)

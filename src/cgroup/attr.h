@@ -137,10 +137,22 @@ struct sl_attr_cache_config {
 	uint64_t rewalk_interval_ns;
 	/* options for sl_cgpath_parse_opts (runc parents); zeroed = none */
 	struct sl_cgpath_opts path_opts;
+	/* Kubernetes names (sl_attr_cache_names): 0 = off; runc = the agent's
+	 * runc index for bundle paths (may be NULL); roots = where the
+	 * runtimes keep their state (NULL = sl_k8s_roots_default) */
+	int names;
+	struct sl_runc_index *runc;
+	const struct sl_k8s_roots *roots;
 };
+
+struct sl_runc_index;
+struct sl_k8s_roots;
 
 struct sl_attr_cache_stats {
 	uint64_t hits, misses, negative_hits, evictions, expired, rmdir_drops, walks;
+	/* Kubernetes names: lookups that read the runtimes' files, and how
+	 * many of them found names */
+	uint64_t names_lookups, names_found;
 	uint64_t walk_cut; /* directories the walks' bounds left out (cgwalk.h) */
 	size_t entries;
 };
@@ -184,6 +196,17 @@ void sl_attr_cache_on_mkdir(struct sl_attr_cache *c, int hier, uint64_t id, cons
  * live entry) and is then dropped without revalidation. Counted once per
  * entry, in rmdir_drops (not again as expired or evicted). */
 void sl_attr_cache_on_rmdir(struct sl_attr_cache *c, int hier, uint64_t id, uint64_t now_ns);
+
+/* Kubernetes names (ATTR-5) of the container at->container_id whose cgroup
+ * is (hier, id), into at->names: from the entry of (hier, id) when it has
+ * them for that container, else looked up in the runtimes' state
+ * (k8s_names.h, on this thread: a few open() calls) and kept in the entry,
+ * so they go with it (TTL, eviction, rmdir). A lookup that finds nothing
+ * is retried no sooner than 1 s later, then 2, 4 ... up to 60 s (a
+ * runtime writes its state around the cgroup's creation). at->names is
+ * left all "" when names are off, at is not a container, or nothing was
+ * found. Poll-loop thread, like every cache call. */
+void sl_attr_cache_names(struct sl_attr_cache *c, int hier, uint64_t id, uint64_t now_ns, struct sl_attr *at);
 
 void sl_attr_cache_get_stats(const struct sl_attr_cache *c, struct sl_attr_cache_stats *out);
 
