@@ -6,6 +6,7 @@
 #include "agent/probe.h"
 #include "api/api.h"
 #include "api/api_auth.h"
+#include "cgroup/k8s_names.h"
 #include "cgroup/runc_state.h"
 #include "common/log.h"
 #include "common/timefmt.h"
@@ -513,6 +514,9 @@ int main(int argc, char **argv)
 		memcpy(stc.runc_root, a->cfg.attribution.runc_root, sizeof(stc.runc_root));
 		stc.runc = a->runc;
 		stc.cg_mounts = &a->mounts;
+		struct sl_k8s_roots k8s_roots; /* Kubernetes names (copied by the collector) */
+		sl_k8s_roots_default(&k8s_roots);
+		stc.k8s_roots = &k8s_roots;
 		a->stats = sl_stats_new(&stc);
 		if (!a->stats || sl_stats_start(a->stats)) {
 			sl_warn(MOD, "statistics collector could not start; stats answers 503");
