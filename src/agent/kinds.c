@@ -24,6 +24,9 @@ const struct sl_field sl_common_fields[] = {
 	{"pod_uid", SL_FT_STR, 0, "pod UID, \"\" when none"},
 	{"runtime", SL_FT_STR, 0, "container runtime, \"host\" for the host, \"\" when unknown"},
 	{"qos", SL_FT_STR, 0, "Kubernetes QoS class, \"\" when none"},
+	{"namespace", SL_FT_STR, 0, "Kubernetes namespace from the runtime's state on the node, \"\" when not found"},
+	{"pod", SL_FT_STR, 0, "Kubernetes pod name, \"\" when not found"},
+	{"container", SL_FT_STR, 0, "container name in the pod spec, \"\" when not found or a sandbox"},
 };
 const unsigned sl_ncommon_fields = sizeof(sl_common_fields) / sizeof(sl_common_fields[0]);
 
@@ -34,7 +37,7 @@ static int reserved(const char *n)
 {
 	static const char *const r[] = {"id", "time", "type", "severity", "subject_kind", "pid", "ppid",
 					"cgroup_id", "cgroup_hierarchy", "container_id", "pod_uid", "runtime",
-					"qos"};
+					"qos", "namespace", "pod", "container"};
 	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
 		if (!strcmp(n, r[i]))
 			return 1;

@@ -9,6 +9,7 @@
 #include "agent/sdnotify.h"
 #include "api/api.h"
 #include "api/api_auth.h"
+#include "cgroup/k8s_names.h"
 #include "cgroup/runc_state.h"
 #include "common/log.h"
 #include "common/timefmt.h"
@@ -236,6 +237,8 @@ static void setup_cgroups(struct sl_agent *a)
 			.positive_ttl_ns = a->cfg.attribution.positive_ttl_s * 1000000000ull,
 			.negative_ttl_ns = a->cfg.attribution.negative_ttl_s * 1000000000ull,
 			.rewalk_interval_ns = 1000000000ull,
+			.names = 1, /* Kubernetes names from the runtimes' state */
+			.runc = a->runc,
 		};
 		a->attr = sl_attr_cache_new(&cc, &a->mounts);
 		if (!a->attr)
@@ -529,6 +532,9 @@ int main(int argc, char **argv)
 		memcpy(stc.runc_root, a->cfg.attribution.runc_root, sizeof(stc.runc_root));
 		stc.runc = a->runc;
 		stc.cg_mounts = &a->mounts;
+		struct sl_k8s_roots k8s_roots; /* Kubernetes names (copied by the collector) */
+		sl_k8s_roots_default(&k8s_roots);
+		stc.k8s_roots = &k8s_roots;
 		a->stats = sl_stats_new(&stc);
 		if (!a->stats || sl_stats_start(a->stats)) {
 			sl_warn(MOD, "statistics collector could not start; stats answers 503");

@@ -35,6 +35,8 @@ uint64_t sl_pipeline_resolve(struct sl_agent *a, const struct sl_task_id *t, str
 		}
 		if (attr->is_container == SL_NO && !attr->runtime[0])
 			snprintf(attr->runtime, sizeof(attr->runtime), "host");
+		/* Kubernetes names, cached in the entry of the cgroup used */
+		sl_attr_cache_names(a->attr, hier, hier == SL_CG_V1 ? v1 : t->cgroup_id, sl_mono_ns(), attr);
 		if (hierp)
 			*hierp = hier == SL_CG_V1 ? SL_CG_V1 : SL_CG_V2;
 		return hier == SL_CG_V1 ? v1 : t->cgroup_id;
@@ -55,6 +57,9 @@ static void put_identity(json_t *o, uint64_t cgid, const struct sl_attr *at)
 	json_object_set_new(o, "container_id", json_string(at->container_id));
 	json_object_set_new(o, "pod_uid", json_string(at->pod_uid));
 	json_object_set_new(o, "runtime", json_string(at->runtime));
+	json_object_set_new(o, "namespace", json_string(at->names.ns));
+	json_object_set_new(o, "pod", json_string(at->names.pod));
+	json_object_set_new(o, "container", json_string(at->names.container));
 }
 
 static json_t *comm_json(const char *c16)

@@ -12,6 +12,8 @@
 #include "store/store.h"
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -97,9 +99,29 @@ static void bpf_progs(struct sl_agent *a, struct sl_prom *p, int count)
 		}
 }
 
+/* The version reported by sandlens_build_info; the build may set it
+ * (-DSL_VERSION="..."). */
+#ifndef SL_VERSION
+#define SL_VERSION "0.1.0-dev"
+#endif
+
+/* sandlens_build_info (value 1): what was built, as Prometheus' own
+ * *_build_info: the version, the C compiler, the libbpf it runs with. */
+static void build_info(struct sl_prom *p)
+{
+	char lb[24];
+	snprintf(lb, sizeof(lb), "%u.%u", libbpf_major_version(), libbpf_minor_version());
+	const struct sl_prom_label l[] = {{"version", SL_VERSION}, {"compiler", __VERSION__}, {"libbpf", lb}, {NULL, NULL}};
+	sl_prom_family(p, "sandlens_build_info", SL_PROM_GAUGE,
+		       "A metric with a constant '1' value labeled by version, compiler and libbpf version.");
+	sl_prom_u64(p, "sandlens_build_info", l, 1);
+}
+
 void sl_agent_write_metrics_to(struct sl_agent *a, struct sl_prom *p)
 {
 	struct sl_store_stats ss;
+
+	build_info(p);
 
 	sl_prom_family(p, "sandlens_events_total", SL_PROM_COUNTER,
 		       "Events delivered by the kernel and stored, by type.");

@@ -21,6 +21,26 @@ enum sl_tristate { SL_NO = 0, SL_YES = 1, SL_UNKNOWN = -1 };
 
 #define SL_KIND_LEN 16
 
+/* Kubernetes names (ATTR-5), bounded by what Kubernetes allows: a
+ * namespace and a container name are DNS-1123 labels (<= 63 bytes), a pod
+ * name a DNS-1123 subdomain (<= 253). An image reference is kept when it
+ * is at most 255 bytes (docker's reference grammar caps the name part at
+ * 255); a longer one is left out, never cut. */
+#define SL_K8S_NS_LEN 64
+#define SL_K8S_POD_LEN 254
+#define SL_K8S_CONTAINER_LEN 64
+#define SL_K8S_IMAGE_LEN 256
+
+/* A container's Kubernetes names as its runtime recorded them on the node
+ * (src/cgroup/k8s_names.h, docs/ATTRIBUTION.md "Kubernetes names"). Each
+ * is "" when not found: best effort, never guessed. */
+struct sl_k8s_names {
+	char ns[SL_K8S_NS_LEN];               /* pod namespace */
+	char pod[SL_K8S_POD_LEN];             /* pod name */
+	char container[SL_K8S_CONTAINER_LEN]; /* container name in the pod spec ("" for a sandbox) */
+	char image[SL_K8S_IMAGE_LEN];         /* image reference as the runtime recorded it */
+};
+
 /* Result of attributing one cgroup. Empty strings mean "the path does not
  * say". runtime is one of: "docker", "containerd", "cri-o", "podman",
  * "runc", "kata", "ecs", "host" (a hierarchy root), "" (the path does not
@@ -40,6 +60,10 @@ struct sl_attr {
 	 * "deleted" (every line of a /proc/pid/cgroup file says deleted),
 	 * "" (unknown). */
 	char kind[SL_KIND_LEN];
+	/* Kubernetes names of the container (not from the path: from the
+	 * runtime's state, filled by the agent's pipeline and the statistics
+	 * collector; all "" from the path rules) */
+	struct sl_k8s_names names;
 };
 
 #define SL_RUNC_PARENTS_MAX 4
@@ -113,10 +137,22 @@ struct sl_attr_cache_config {
 	uint64_t rewalk_interval_ns;
 	/* options for sl_cgpath_parse_opts (runc parents); zeroed = none */
 	struct sl_cgpath_opts path_opts;
+	/* Kubernetes names (sl_attr_cache_names): 0 = off; runc = the agent's
+	 * runc index for bundle paths (may be NULL); roots = where the
+	 * runtimes keep their state (NULL = sl_k8s_roots_default) */
+	int names;
+	struct sl_runc_index *runc;
+	const struct sl_k8s_roots *roots;
 };
+
+struct sl_runc_index;
+struct sl_k8s_roots;
 
 struct sl_attr_cache_stats {
 	uint64_t hits, misses, negative_hits, evictions, expired, rmdir_drops, walks;
+	/* Kubernetes names: lookups that read the runtimes' files, and how
+	 * many of them found names */
+	uint64_t names_lookups, names_found;
 	uint64_t walk_cut; /* directories the walks' bounds left out (cgwalk.h) */
 	size_t entries;
 };
@@ -160,6 +196,17 @@ void sl_attr_cache_on_mkdir(struct sl_attr_cache *c, int hier, uint64_t id, cons
  * live entry) and is then dropped without revalidation. Counted once per
  * entry, in rmdir_drops (not again as expired or evicted). */
 void sl_attr_cache_on_rmdir(struct sl_attr_cache *c, int hier, uint64_t id, uint64_t now_ns);
+
+/* Kubernetes names (ATTR-5) of the container at->container_id whose cgroup
+ * is (hier, id), into at->names: from the entry of (hier, id) when it has
+ * them for that container, else looked up in the runtimes' state
+ * (k8s_names.h, on this thread: a few open() calls) and kept in the entry,
+ * so they go with it (TTL, eviction, rmdir). A lookup that finds nothing
+ * is retried no sooner than 1 s later, then 2, 4 ... up to 60 s (a
+ * runtime writes its state around the cgroup's creation). at->names is
+ * left all "" when names are off, at is not a container, or nothing was
+ * found. Poll-loop thread, like every cache call. */
+void sl_attr_cache_names(struct sl_attr_cache *c, int hier, uint64_t id, uint64_t now_ns, struct sl_attr *at);
 
 void sl_attr_cache_get_stats(const struct sl_attr_cache *c, struct sl_attr_cache_stats *out);
 

@@ -37,6 +37,8 @@
 
 #include "cgroup/attr.h"
 #include "cgroup/cgwalk.h"
+#include "cgroup/k8s_names.h"
+#include "cgroup/runc_state.h"
 
 #define SWEEP_STEP 4
 #define NS_PER_SEC 1000000000ull
@@ -54,8 +56,19 @@ struct cache_entry {
 	uint64_t expires_ns;
 	bool negative;
 	bool removed; /* rmdir seen: answers until expires_ns, then dropped */
+	/* Kubernetes names of container names_id (sl_attr_cache_names);
+	 * NULL until looked up */
+	struct names_slot *names;
 	struct cache_entry *prev, *next; /* LRU list */
 	UT_hash_handle hh;
+};
+
+struct names_slot {
+	char id[SL_CONTAINER_ID_LEN];
+	struct sl_k8s_names names;
+	bool found;
+	uint64_t next_ns; /* not found: next lookup allowed */
+	uint64_t backoff_ns;
 };
 
 struct sl_attr_cache {
@@ -68,6 +81,7 @@ struct sl_attr_cache {
 	uint64_t last_walk_ns[2];
 	bool walked[2];
 	struct sl_attr_cache_stats st;
+	struct sl_k8s_roots roots;
 };
 
 static struct cache_key mkkey(int hier, uint64_t id)
@@ -135,6 +149,7 @@ static void entry_drop(struct sl_attr_cache *c, struct cache_entry *e)
 	HASH_DEL(c->map, e);
 	lru_unlink(c, e);
 	free(e->path);
+	free(e->names);
 	free(e);
 	c->n--;
 }
@@ -159,6 +174,8 @@ static struct cache_entry *put(struct sl_attr_cache *c, int hier, uint64_t id, c
 		return NULL;
 	if (e) {
 		free(e->path);
+		free(e->names); /* a new path or answer: names looked up again */
+		e->names = NULL;
 		lru_unlink(c, e);
 	} else {
 		while (c->n >= c->cfg.capacity && c->tail) {
@@ -294,6 +311,11 @@ struct sl_attr_cache *sl_attr_cache_new(const struct sl_attr_cache_config *cfg,
 		c->mounts = *mounts;
 		c->have_mounts = true;
 	}
+	if (c->cfg.roots)
+		c->roots = *c->cfg.roots;
+	else
+		sl_k8s_roots_default(&c->roots);
+	c->cfg.roots = NULL; /* the copy above is used */
 	return c;
 }
 
@@ -306,6 +328,7 @@ void sl_attr_cache_free(struct sl_attr_cache *c)
 	{
 		HASH_DEL(c->map, e);
 		free(e->path);
+		free(e->names);
 		free(e);
 	}
 	free(c);
@@ -471,6 +494,47 @@ void sl_attr_cache_on_rmdir(struct sl_attr_cache *c, int hier, uint64_t id, uint
 	/* to the tail: a dead cgroup is the first to make room for a live one */
 	lru_unlink(c, e);
 	lru_push_tail(c, e);
+}
+
+#define NAMES_BACKOFF_MIN_NS NS_PER_SEC
+#define NAMES_BACKOFF_MAX_NS (60 * NS_PER_SEC)
+
+void sl_attr_cache_names(struct sl_attr_cache *c, int hier, uint64_t id, uint64_t now_ns, struct sl_attr *at)
+{
+	if (!at)
+		return;
+	memset(&at->names, 0, sizeof(at->names));
+	if (!c || !c->cfg.names || at->is_container != SL_YES || !at->container_id[0] || (hier != 0 && hier != 1))
+		return;
+	struct cache_entry *e = find(c, hier, id);
+	if (!e || e->negative)
+		return;
+	struct names_slot *ns = e->names;
+	if (ns && strcmp(ns->id, at->container_id)) {
+		free(ns); /* another container id for this cgroup (runc state changed) */
+		ns = e->names = NULL;
+	}
+	if (!ns) {
+		ns = e->names = calloc(1, sizeof(*ns));
+		if (!ns)
+			return;
+		snprintf(ns->id, sizeof(ns->id), "%s", at->container_id);
+		ns->backoff_ns = NAMES_BACKOFF_MIN_NS;
+	}
+	if (!ns->found && now_ns >= ns->next_ns) {
+		struct sl_runc_snap *rs = sl_runc_index_get(c->cfg.runc);
+		c->st.names_lookups++;
+		ns->found = sl_k8s_names_lookup(&c->roots, rs, at->container_id, at->pod_uid, &ns->names) == 1;
+		sl_runc_snap_put(rs);
+		if (ns->found) {
+			c->st.names_found++;
+		} else {
+			ns->next_ns = now_ns + ns->backoff_ns;
+			ns->backoff_ns = ns->backoff_ns * 2 > NAMES_BACKOFF_MAX_NS ? NAMES_BACKOFF_MAX_NS : ns->backoff_ns * 2;
+		}
+	}
+	if (ns->found)
+		at->names = ns->names;
 }
 
 void sl_attr_cache_get_stats(const struct sl_attr_cache *c, struct sl_attr_cache_stats *out)

@@ -22,11 +22,19 @@ struct dir_entry {
 	UT_hash_handle hh;
 };
 
+/* container id -> its bundle directory (runc's "bundle=" label) */
+struct id_entry {
+	char *id; /* key */
+	char *bundle;
+	UT_hash_handle hh;
+};
+
 /* Immutable once published. */
 struct sl_runc_snap {
 	atomic_uint refs;
 	const struct sl_runc_index *ix; /* for the grace (outlives every snapshot) */
 	struct dir_entry *map;
+	struct id_entry *ids; /* containers listed now that name their bundle */
 	struct timespec mtime; /* of the root when built */
 	int root_ok;           /* the root existed */
 	int built;             /* made from the root (not the empty start snapshot) */
@@ -61,7 +69,48 @@ static void snap_free(struct sl_runc_snap *s)
 		free(e->id);
 		free(e);
 	}
+	struct id_entry *b, *btmp;
+	HASH_ITER(hh, s->ids, b, btmp) {
+		HASH_DEL(s->ids, b);
+		free(b->id);
+		free(b->bundle);
+		free(b);
+	}
 	free(s);
+}
+
+/* id -> bundle into the snapshot being made (first one wins). 0 or -ENOMEM. */
+static int put_bundle(struct sl_runc_snap *s, const char *id, const char *bundle)
+{
+	struct id_entry *b;
+	HASH_FIND_STR(s->ids, id, b);
+	if (b)
+		return 0;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->id = strdup(id);
+	b->bundle = strdup(bundle);
+	if (!b->id || !b->bundle) {
+		free(b->id);
+		free(b->bundle);
+		free(b);
+		return -ENOMEM;
+	}
+	HASH_ADD_KEYPTR(hh, s->ids, b->id, strlen(b->id), b);
+	return 0;
+}
+
+int sl_runc_snap_bundle(const struct sl_runc_snap *s, const char *id, char *bundle, size_t len)
+{
+	struct id_entry *b;
+	if (!s || !id || !bundle || !len)
+		return 0;
+	HASH_FIND_STR(s->ids, id, b);
+	if (!b || strlen(b->bundle) >= len)
+		return 0;
+	memcpy(bundle, b->bundle, strlen(b->bundle) + 1);
+	return 1;
 }
 
 void sl_runc_snap_put(struct sl_runc_snap *s)
@@ -148,6 +197,15 @@ static int add_state_json(struct sl_runc_index *ix, struct sl_runc_snap *s, json
 	json_object_foreach(paths, k, v) {
 		if (json_is_string(v) && put_entry(s, json_string_value(v), id, 0, 1))
 			return -ENOMEM;
+	}
+	/* runc records its bundle as the label "bundle=<dir>" of the
+	 * container's config (libcontainer configs.Config.Labels) */
+	json_t *labels = json_object_get(json_object_get(st, "config"), "labels"), *l;
+	size_t i;
+	json_array_foreach(labels, i, l) {
+		const char *t = json_string_value(l);
+		if (t && !strncmp(t, "bundle=", 7) && t[7] == '/')
+			return put_bundle(s, id, t + 7);
 	}
 	return 0;
 }
@@ -358,6 +416,11 @@ int sl_runc_index_add_state(struct sl_runc_index *ix, const char *buf, size_t le
 		struct dir_entry *e, *tmp;
 		HASH_ITER(hh, c->map, e, tmp) {
 			if ((rc = put_entry(n, e->dir, e->id, e->gone_ns, e->seen)))
+				break;
+		}
+		struct id_entry *b, *btmp;
+		HASH_ITER(hh, c->ids, b, btmp) {
+			if (!rc && (rc = put_bundle(n, b->id, b->bundle)))
 				break;
 		}
 		if (!rc)

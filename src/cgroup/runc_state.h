@@ -65,6 +65,12 @@ void sl_runc_snap_put(struct sl_runc_snap *s);
  * Pure read: any number of threads at once. */
 int sl_runc_snap_lookup(const struct sl_runc_snap *s, const char *dir, char *id, size_t idlen);
 
+/* The bundle directory of container id (runc's "bundle=<dir>" label in its
+ * state.json; an absolute path) in the snapshot s, written to bundle
+ * (NUL-terminated). Returns 1 found, 0 not found or longer than len
+ * (never cut). Only containers runc lists now. Pure read, any thread. */
+int sl_runc_snap_bundle(const struct sl_runc_snap *s, const char *id, char *bundle, size_t len);
+
 /* get + lookup + put, with one retry through a rebuild when the miss may
  * be a container whose state.json was not written yet. Returns 1 found, 0
  * not found. Unreadable or malformed state files are skipped (counted in

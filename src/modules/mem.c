@@ -194,6 +194,7 @@ struct mem_series {
 	char id[SL_CONTAINER_ID_LEN]; /* hash key; "" = host */
 	char pod_uid[SL_POD_UID_LEN];
 	char runtime[SL_RUNTIME_LEN];
+	struct sl_k8s_names names; /* Kubernetes names ("" until found) */
 	int is_host;
 	int ncg, nkeys;
 	uint64_t cgids[MEM_MAX_CGIDS];
@@ -248,8 +249,11 @@ static struct mem_series *series_get(struct mem_priv *mp, const struct sl_attr *
 	const char *id = host ? "" : at->container_id;
 
 	HASH_FIND_STR(mp->series, id, s);
-	if (s)
+	if (s) {
+		if (!host && !s->names.pod[0] && at->names.pod[0])
+			s->names = at->names; /* found after the series was made */
 		return s;
+	}
 	if (!host && mp->nseries >= c->max_containers && !series_evict(mp))
 		return NULL;
 	if (!(s = calloc(1, sizeof(*s))))
@@ -257,8 +261,10 @@ static struct mem_series *series_get(struct mem_priv *mp, const struct sl_attr *
 	snprintf(s->id, sizeof(s->id), "%s", id);
 	s->is_host = host;
 	snprintf(s->runtime, sizeof(s->runtime), "%s", host ? "host" : at->runtime);
-	if (!host)
+	if (!host) {
 		snprintf(s->pod_uid, sizeof(s->pod_uid), "%s", at->pod_uid);
+		s->names = at->names;
+	}
 	s->last_active_tick = mp->tick_no;
 	HASH_ADD_STR(mp->series, id, s);
 	if (!host)
@@ -356,7 +362,7 @@ static void read_hist(struct mem_priv *mp)
 		ks->seen_tick = mp->tick_no;
 		sl_mem_delta(&sum, &ks->last, &d);
 		ks->last = sum;
-		if ((!ks->s || ks->s->is_host) && ks->resolved_tick + RERESOLVE_TICKS <= mp->tick_no)
+		if ((!ks->s || ks->s->is_host || !ks->s->names.pod[0]) && ks->resolved_tick + RERESOLVE_TICKS <= mp->tick_no)
 			key_resolve(mp, ks);
 		cnt = 0;
 		for (unsigned k = 0; k < SL_MEM_SLOTS; k++)
@@ -481,6 +487,7 @@ static struct mem_snap *build_snap(struct mem_priv *mp, uint64_t now, uint64_t i
 		snprintf(o->id, sizeof(o->id), "%s", s->id);
 		snprintf(o->pod_uid, sizeof(o->pod_uid), "%s", s->pod_uid);
 		snprintf(o->runtime, sizeof(o->runtime), "%s", s->runtime);
+		o->names = s->names;
 		o->is_host = s->is_host;
 		o->ncg = s->ncg;
 		memcpy(o->cgids, s->cgids, sizeof(o->cgids));

@@ -37,6 +37,7 @@ struct mem_snap_series {
 	char id[SL_CONTAINER_ID_LEN]; /* "" for the host series */
 	char pod_uid[SL_POD_UID_LEN];
 	char runtime[SL_RUNTIME_LEN];
+	struct sl_k8s_names names;
 	int is_host;
 	int ncg;
 	uint64_t cgids[MEM_MAX_CGIDS];

@@ -1,6 +1,7 @@
 /* mem module, read side: snapshot publication (reference counted), the
  * Prometheus families, the GET /api/v1/mem body and the series. Runs on API
  * threads: reads only the published snapshot, atomics and BPF maps. */
+#include "cgroup/attr_labels.h"
 #include "modules/mem_decode.h"
 #include "modules/mem_hist.h"
 #include "modules/mem_internal.h"
@@ -78,21 +79,29 @@ void mem_snap_publish(struct mem_priv *mp, struct mem_snap *s)
 
 /* ---------- /metrics ---------- */
 
-static void id_labels(struct sl_prom_label *l, const struct mem_snap_series *s, const char *xname,
-		      const char *xval)
+/* Identity labels of a series, the one scheme of /metrics
+ * (cgroup/attr_labels.h), then one extra label (xname NULL: none),
+ * terminated; l has room for ID_LABELS_MAX. Values point into s and *a. */
+#define ID_LABELS_MAX (SL_ATTR_LABELS_MAX + 2)
+static void id_labels(struct sl_prom_label *l, struct sl_attr *a, const struct mem_snap_series *s,
+		      const char *xname, const char *xval)
 {
-	l[0] = (struct sl_prom_label){"container_id", s->id};
-	l[1] = (struct sl_prom_label){"pod_uid", s->pod_uid};
-	l[2] = (struct sl_prom_label){"runtime", s->runtime};
-	l[3] = (struct sl_prom_label){xname, xval};
-	l[4] = (struct sl_prom_label){NULL, NULL};
+	memset(a, 0, sizeof(*a));
+	snprintf(a->container_id, sizeof(a->container_id), "%s", s->id);
+	snprintf(a->pod_uid, sizeof(a->pod_uid), "%s", s->pod_uid);
+	snprintf(a->runtime, sizeof(a->runtime), "%s", s->runtime);
+	a->names = s->names;
+	size_t n = sl_attr_labels(a, l);
+	l[n++] = (struct sl_prom_label){xname, xval};
+	l[n] = (struct sl_prom_label){NULL, NULL};
 }
 
 static void write_hist(struct sl_prom *p, const struct mem_snap *snap, unsigned kind)
 {
 	const struct sl_prom_family *f = &sl_mem_families[MF_DIRECT + kind];
 	double le[SL_MEM_FINITE_SLOTS];
-	struct sl_prom_label l[5];
+	struct sl_prom_label l[ID_LABELS_MAX];
+	struct sl_attr a;
 
 	for (unsigned k = 0; k < SL_MEM_FINITE_SLOTS; k++)
 		le[k] = sl_mem_slot_le_seconds(k);
@@ -103,7 +112,7 @@ static void write_hist(struct sl_prom *p, const struct mem_snap *snap, unsigned 
 		const struct mem_fig *g = &s->tot[kind];
 		if (!sl_mem_count(g->slots))
 			continue; /* no runs: no series (an idle neighbour shows none) */
-		id_labels(l, s, NULL, NULL);
+		id_labels(l, &a, s, NULL, NULL);
 		sl_prom_histogram(p, f->name, l, le, g->slots, SL_MEM_FINITE_SLOTS, (double)g->sum_ns / 1e9);
 	}
 }
@@ -111,7 +120,8 @@ static void write_hist(struct sl_prom *p, const struct mem_snap *snap, unsigned 
 static void write_pages(struct sl_prom *p, const struct mem_snap *snap, int reclaimed)
 {
 	const struct sl_prom_family *f = &sl_mem_families[reclaimed ? MF_RECLAIMED : MF_SCANNED];
-	struct sl_prom_label l[5];
+	struct sl_prom_label l[ID_LABELS_MAX];
+	struct sl_attr a;
 	char name[96];
 
 	if (sl_prom_declared(p, f))
@@ -122,7 +132,7 @@ static void write_pages(struct sl_prom *p, const struct mem_snap *snap, int recl
 			const struct mem_fig *g = &snap->s[i].tot[k];
 			if (!sl_mem_count(g->slots))
 				continue;
-			id_labels(l, &snap->s[i], "kind", sl_mem_hist_kind_name(k));
+			id_labels(l, &a, &snap->s[i], "kind", sl_mem_hist_kind_name(k));
 			sl_prom_u64(p, name, l, reclaimed ? g->nr_reclaimed : g->nr_scanned);
 		}
 }

@@ -30,6 +30,7 @@ struct sched_series {
 	char id[SL_CONTAINER_ID_LEN]; /* hash key; "" = host */
 	char pod_uid[SL_POD_UID_LEN];
 	char runtime[SL_RUNTIME_LEN];
+	struct sl_k8s_names names; /* Kubernetes names ("" until found) */
 	int is_host;
 	int watched;
 	uint64_t slots[SL_SCHED_SLOTS], sum_ns, class_ns[3];
@@ -170,8 +171,11 @@ static struct sched_series *series_get(struct sched_priv *sp, const struct sl_at
 	const char *id = host ? "" : at->container_id;
 
 	HASH_FIND_STR(sp->series, id, s);
-	if (s)
+	if (s) {
+		if (!host && !s->names.pod[0] && at->names.pod[0])
+			s->names = at->names; /* found after the series was made */
 		return s;
+	}
 	if (!host && sp->nseries >= sp->cfg->max_containers) {
 		atomic_fetch_add(&sp->series_dropped, 1);
 		return NULL;
@@ -182,8 +186,10 @@ static struct sched_series *series_get(struct sched_priv *sp, const struct sl_at
 	snprintf(s->id, sizeof(s->id), "%s", id);
 	s->is_host = host;
 	snprintf(s->runtime, sizeof(s->runtime), "%s", host ? "host" : at->runtime);
-	if (!host)
+	if (!host) {
 		snprintf(s->pod_uid, sizeof(s->pod_uid), "%s", at->pod_uid);
+		s->names = at->names;
+	}
 	s->watched = !host && sl_sched_watch_match(sp->cfg->watch, at->container_id, at->pod_uid);
 	s->hier = -1;
 	s->last_active_tick = sp->tick_no;
@@ -422,8 +428,9 @@ static void read_hist(struct sched_priv *sp, uint64_t epoch)
 		ks->in_hist = 1;
 		if (!ks->s && ks->resolved_tick + RERESOLVE_TICKS <= sp->tick_no)
 			key_resolve(sp, ks);
-		else if (ks->s && ks->s->is_host && ks->resolved_tick + RERESOLVE_TICKS <= sp->tick_no)
-			key_resolve(sp, ks);
+		else if (ks->s && (ks->s->is_host || !ks->s->names.pod[0]) &&
+			 ks->resolved_tick + RERESOLVE_TICKS <= sp->tick_no)
+			key_resolve(sp, ks); /* the host's, or a container without names yet */
 		struct sched_series *s = ks->s;
 		if (!s)
 			continue;
@@ -612,6 +619,7 @@ static struct sched_snap *build_snap(struct sched_priv *sp, uint64_t now, uint64
 		snprintf(o->id, sizeof(o->id), "%s", s->id);
 		snprintf(o->pod_uid, sizeof(o->pod_uid), "%s", s->pod_uid);
 		snprintf(o->runtime, sizeof(o->runtime), "%s", s->runtime);
+		o->names = s->names;
 		o->is_host = s->is_host;
 		o->ncg = s->ncg;
 		memcpy(o->cgids, s->cgids, sizeof(o->cgids));

@@ -26,7 +26,7 @@ struct sl_sched_cfg {
 };
 
 #define SL_SCHED_NCFG 8
-#define SL_SCHED_NFAMILIES 15
+#define SL_SCHED_NFAMILIES 12
 #define SL_SCHED_NHOOKS 4
 extern const struct sl_cfg_key sl_sched_cfg_keys[SL_SCHED_NCFG];
 /* ringbuf_size a power of two; watch "all", "none" or a list with at least

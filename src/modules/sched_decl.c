@@ -83,11 +83,6 @@ const struct sl_prom_family sl_sched_families[SL_SCHED_NFAMILIES] = {
 	{"sandlens_runqueue_wait_seconds_total", SL_PROM_COUNTER,
 	 "Runqueue wait by who held the CPU when it ended: internal (same cgroup), external (another cgroup), idle (no "
 	 "contention); docs/SCHED.md."},
-	{"sandlens_cpu_cfs_periods_total", SL_PROM_COUNTER, "CFS bandwidth periods elapsed (cpu.stat nr_periods)."},
-	{"sandlens_cpu_cfs_throttled_periods_total", SL_PROM_COUNTER,
-	 "CFS periods in which the container was throttled (cpu.stat nr_throttled)."},
-	{"sandlens_cpu_cfs_throttled_seconds_total", SL_PROM_COUNTER,
-	 "Time the container was throttled (v2 cpu.stat throttled_usec, v1 cpu.stat throttled_time)."},
 	{"sandlens_sched_cgroups", SL_PROM_GAUGE, "Cgroup keys in the kernel runqueue histogram map (last tick)."},
 	{"sandlens_sched_neighbour_pairs", SL_PROM_GAUGE,
 	 "(victim, neighbour) cgroup pairs in the kernel map (last tick)."},

@@ -35,6 +35,7 @@ struct sched_snap_series {
 	char id[SL_CONTAINER_ID_LEN]; /* "" for the host series */
 	char pod_uid[SL_POD_UID_LEN];
 	char runtime[SL_RUNTIME_LEN];
+	struct sl_k8s_names names;
 	int is_host;
 	int ncg;
 	uint64_t cgids[SCHED_MAX_CGIDS];

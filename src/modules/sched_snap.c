@@ -4,6 +4,7 @@
 #include "modules/sched.h"
 #include "modules/sched_hist.h"
 #include "modules/sched_internal.h"
+#include "cgroup/attr_labels.h"
 #include "common/timefmt.h"
 #include "sched.skel.h"
 
@@ -48,12 +49,21 @@ static uint64_t stat_sum(struct sched_priv *sp, uint32_t idx)
 	return sl_percpu_sum(bpf_map__fd(sp->skel->maps.sched_stats), idx, sp->ncpus);
 }
 
-/* Identity labels of a series (values escaped by the writer). */
-#define SERIES_LABELS(s, extra_name, extra_val)                                                                 \
-	{                                                                                                       \
-		{"container_id", (s)->id}, {"pod_uid", (s)->pod_uid}, {"runtime", (s)->runtime},               \
-			{extra_name, extra_val}, {NULL, NULL}                                                   \
-	}
+/* Identity labels of a series, the one scheme of /metrics
+ * (cgroup/attr_labels.h), then one extra label (xname NULL: none),
+ * terminated. Values point into s and *a. */
+static void series_labels(const struct sched_snap_series *s, struct sl_attr *a, struct sl_prom_label *l,
+			  const char *xname, const char *xval)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->container_id, sizeof(a->container_id), "%s", s->id);
+	snprintf(a->pod_uid, sizeof(a->pod_uid), "%s", s->pod_uid);
+	snprintf(a->runtime, sizeof(a->runtime), "%s", s->runtime);
+	a->names = s->names;
+	size_t n = sl_attr_labels(a, l);
+	l[n++] = (struct sl_prom_label){xname, xval};
+	l[n] = (struct sl_prom_label){NULL, NULL};
+}
 
 void sched_write_drops(struct sl_module *m, struct sl_prom *p);
 void sched_write_metrics(struct sl_module *m, struct sl_prom *p);
@@ -67,7 +77,7 @@ void sched_write_drops(struct sl_module *m, struct sl_prom *p)
 }
 
 enum {
-	F_LATENCY, F_WAIT, F_PERIODS, F_THR_PERIODS, F_THR_SECONDS, F_CGROUPS, F_PAIRS, F_NOT_COUNTED,
+	F_LATENCY, F_WAIT, F_CGROUPS, F_PAIRS, F_NOT_COUNTED,
 	F_SERIES_DROPPED, F_WATCH_ENTRIES, F_WATCH_FULL, F_DELAY_SEEN, F_DELAY_RL, F_DELAY_TRUNC, F_RB_FAIL,
 };
 _Static_assert(F_RB_FAIL + 1 == SL_SCHED_NFAMILIES, "one index per declared family");
@@ -95,30 +105,23 @@ void sched_write_metrics(struct sl_module *m, struct sl_prom *p)
 	fam(p, F_LATENCY);
 	for (int i = 0; snap && i < snap->n; i++) {
 		const struct sched_snap_series *s = &snap->s[i];
-		const struct sl_prom_label l[] = SERIES_LABELS(s, NULL, NULL);
+		struct sl_prom_label l[SL_ATTR_LABELS_MAX + 2];
+		struct sl_attr a;
+		series_labels(s, &a, l, NULL, NULL);
 		sl_prom_histogram(p, sl_sched_families[F_LATENCY].name, l, le, s->slots, SL_SCHED_FINITE_SLOTS,
 				  (double)s->sum_ns / 1e9);
 	}
 	fam(p, F_WAIT);
 	for (int i = 0; snap && i < snap->n; i++)
 		for (int c = 0; c < 3; c++) {
-			const struct sl_prom_label l[] = SERIES_LABELS(&snap->s[i], "contention", cls[c]);
+			struct sl_prom_label l[SL_ATTR_LABELS_MAX + 2];
+			struct sl_attr a;
+			series_labels(&snap->s[i], &a, l, "contention", cls[c]);
 			sl_prom_f64(p, sl_sched_families[F_WAIT].name, l, (double)snap->s[i].class_ns[c] / 1e9);
 		}
-	for (unsigned f = F_PERIODS; f <= F_THR_SECONDS; f++) {
-		fam(p, f);
-		for (int i = 0; snap && i < snap->n; i++) {
-			const struct sched_snap_series *s = &snap->s[i];
-			const struct sl_prom_label l[] = SERIES_LABELS(s, NULL, NULL);
-			if (!s->has_throttle)
-				continue;
-			if (f == F_THR_SECONDS)
-				sl_prom_f64(p, sl_sched_families[f].name, l, (double)s->throttled_ns / 1e9);
-			else
-				sl_prom_u64(p, sl_sched_families[f].name, l,
-					    f == F_PERIODS ? s->nr_periods : s->nr_throttled);
-		}
-	}
+	/* CFS throttling is exported once, by the statistics collector
+	 * (container_cpu_cfs_*, docs/STATS.md); the API and sandlens top keep
+	 * it from this snapshot */
 	sched_snap_put(snap);
 
 	one(p, F_CGROUPS, atomic_load(&sp->nkeys));

@@ -364,6 +364,50 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The machine's CPUs and memory (cAdvisor machine_cpu_cores: logical
+ * CPUs; machine_memory_bytes: MemTotal of /proc/meminfo). */
+static void machine(struct sl_stats_snap *s)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	s->machine_cpus = n > 0 ? (uint64_t)n : 0;
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[256];
+	unsigned long long kb;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) {
+			s->machine_mem_bytes = (uint64_t)kb * 1024;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+#define NAMES_BACKOFF_MIN_NS 1000000000ll
+#define NAMES_BACKOFF_MAX_NS (60 * 1000000000ll)
+
+/* Kubernetes names of c: carried from pc (the same container and cgroup in
+ * the previous pass), else looked up when due. */
+static void names_step(const struct sl_stats_build_opts *o, const struct sl_runc_snap *runc,
+		       struct sl_stats_ctr *c, const struct sl_stats_ctr *pc, int64_t now)
+{
+	if (pc) {
+		c->names = pc->names;
+		c->names_found = pc->names_found;
+		c->names_next_ns = pc->names_next_ns;
+		c->names_backoff_ns = pc->names_backoff_ns;
+	}
+	if (!o->k8s_roots || c->names_found || now < c->names_next_ns || !c->id[0])
+		return;
+	c->names_found = sl_k8s_names_lookup(o->k8s_roots, runc, c->id, c->pod_uid, &c->names) == 1;
+	if (!c->names_found) {
+		c->names_backoff_ns = c->names_backoff_ns ? c->names_backoff_ns * 2 : NAMES_BACKOFF_MIN_NS;
+		if (c->names_backoff_ns > NAMES_BACKOFF_MAX_NS)
+			c->names_backoff_ns = NAMES_BACKOFF_MAX_NS;
+		c->names_next_ns = now + c->names_backoff_ns;
+	}
+}
+
 static void set_epoch_id(char *buf, uint64_t h)
 {
 	snprintf(buf, SL_STATS_EPOCH_LEN, "%016llx", (unsigned long long)h);
@@ -547,8 +591,6 @@ struct sl_stats_snap *sl_stats_build(const struct sl_stats_build_opts *o,
 	walk_hier(&w, 0, o->mounts->v2);
 	if (!o->mounts->use_v2)
 		walk_hier(&w, 1, o->mounts->memory);
-	sl_runc_snap_put(w.runc);
-	w.runc = NULL;
 	s->skipped = w.skipped;
 	s->dirs_walked = w.dirs;
 	s->walk_cut = w.cut;
@@ -586,7 +628,14 @@ struct sl_stats_snap *sl_stats_build(const struct sl_stats_build_opts *o,
 			identify(o, c, s->observed_ns, 1);
 		set_epoch_id(c->epoch_id, c->ident);
 		read_ctr(o, c);
+		names_step(o, w.runc, c, pc && pc->ident == c->ident && !strcmp(pc->id, c->id) ? pc : NULL,
+			   s->observed_ns);
 	}
+	sl_runc_snap_put(w.runc);
+	w.runc = NULL;
+	s->root.path[0] = 0; /* mount + "" = the root directory */
+	read_ctr(o, &s->root);
+	machine(s);
 	if (group(s, pods, npods, prev))
 		goto oom;
 	if (tombstones(s, prev, o->gone_grace_ns, 4 * w.max + 1024))

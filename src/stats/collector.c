@@ -29,6 +29,8 @@
 #define MOD "stats"
 
 struct sl_stats {
+	struct sl_k8s_roots k8s_roots; /* Kubernetes names (have_k8s_roots) */
+	int have_k8s_roots;
 	struct sl_stats_config cfg;
 	struct sl_stats_mounts mounts;
 	struct sl_runc_index *runc;
@@ -85,6 +87,11 @@ struct sl_stats *sl_stats_new(const struct sl_stats_config *cfg)
 		c->own_runc = 1;
 	}
 	c->cfg.runc = NULL;
+	if (cfg->k8s_roots) {
+		c->k8s_roots = *cfg->k8s_roots; /* copied: the caller's may go */
+		c->have_k8s_roots = 1;
+	}
+	c->cfg.k8s_roots = NULL;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->wmu, NULL);
 	pthread_condattr_t ca;
@@ -109,6 +116,7 @@ int sl_stats_collect_now(struct sl_stats *c)
 		.mounts = &c->mounts,
 		.path_opts = &c->cfg.path_opts,
 		.runc = c->runc,
+		.k8s_roots = c->have_k8s_roots ? &c->k8s_roots : NULL,
 		.runc_root = c->cfg.runc_root,
 		.max_containers = c->cfg.max_containers,
 		.gone_grace_ns = grace,

@@ -5,6 +5,7 @@
  * figure that is unknown are left out, never written as 0. */
 #include "stats/stats.h"
 
+#include "cgroup/attr_labels.h"
 #include "common/prom.h"
 
 #include <errno.h>
@@ -95,6 +96,31 @@ static void put_wall(struct sl_prom *w, const char *name, const struct sl_prom_l
 
 static const char *const psi_res[SL_PSI_NRES] = {"cpu", "memory", "io"};
 
+/* A container's attribution as the label helper takes it (the fields the
+ * labels use). */
+static void ctr_attr(const struct sl_stats_ctr *c, struct sl_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->is_container = SL_YES;
+	snprintf(a->container_id, sizeof(a->container_id), "%s", c->id);
+	snprintf(a->pod_uid, sizeof(a->pod_uid), "%s", c->pod_uid);
+	snprintf(a->runtime, sizeof(a->runtime), "%s", c->runtime);
+	a->names = c->names;
+}
+
+/* cAdvisor's labels of c (attr_labels.h) into l, then up to 5 extra
+ * labels, terminated. The values point into c and *a. */
+#define CLAB_MAX (SL_ATTR_LABELS_MAX + 6)
+static void clabels(const struct sl_stats_ctr *c, struct sl_attr *a, struct sl_prom_label *l,
+		    const struct sl_prom_label *extra)
+{
+	ctr_attr(c, a);
+	size_t n = sl_attr_cadvisor_labels(c->path, a, l);
+	for (; extra && extra->name && n < CLAB_MAX - 1; extra++)
+		l[n++] = *extra;
+	l[n] = (struct sl_prom_label){NULL, NULL};
+}
+
 void sl_stats_prom_put(struct sl_stats_prom *p)
 {
 	if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
@@ -127,9 +153,11 @@ static void put_io(struct sl_prom *w, const struct sl_stats_snap *s)
 			snprintf(maj, sizeof(maj), "%u", v->major);
 			snprintf(min, sizeof(min), "%u", v->minor);
 			for (int op = 0; op < 2; op++) {
-				const struct sl_prom_label l[] = {{"id", s->ctr[i].path}, {"device", dev},
-								  {"major", maj},           {"minor", min},
-								  {"operation", opn[op]},   {NULL, NULL}};
+				const struct sl_prom_label x[] = {{"device", dev}, {"major", maj}, {"minor", min},
+								  {"operation", opn[op]}, {NULL, NULL}};
+				struct sl_prom_label l[CLAB_MAX];
+				struct sl_attr a;
+				clabels(&s->ctr[i], &a, l, x);
 				sl_prom_u64(w, bn, l, op ? v->wbytes : v->rbytes);
 			}
 		}
@@ -142,7 +170,10 @@ static void put_io(struct sl_prom *w, const struct sl_stats_snap *s)
 				continue;
 			for (uint32_t d = 0; d < io->ndev; d++) {
 				snprintf(dev, sizeof(dev), "%u:%u", io->dev[d].major, io->dev[d].minor);
-				const struct sl_prom_label l[] = {{"id", s->ctr[i].path}, {"device", dev}, {NULL, NULL}};
+				const struct sl_prom_label x[] = {{"device", dev}, {NULL, NULL}};
+				struct sl_prom_label l[CLAB_MAX];
+				struct sl_attr a;
+				clabels(&s->ctr[i], &a, l, x);
 				sl_prom_u64(w, fsn[wr], l, wr ? io->dev[d].wios : io->dev[d].rios);
 			}
 		}
@@ -161,10 +192,14 @@ static void put_psi(struct sl_prom *w, const struct sl_stats_snap *s)
 			continue;
 		for (int r = 0; r < SL_PSI_NRES; r++) {
 			const struct sl_cgstat_psi *p = &s->ctr[i].st.psi[r];
-			struct sl_prom_label l[] = {{"id", s->ctr[i].path}, {"resource", psi_res[r]}, {"kind", "some"}, {NULL, NULL}};
+			struct sl_prom_label l[CLAB_MAX];
+			struct sl_attr a;
+			struct sl_prom_label x[] = {{"resource", psi_res[r]}, {"kind", "some"}, {NULL, NULL}};
+			clabels(&s->ctr[i], &a, l, x);
 			if (p->has_some)
 				put_val(w, n, l, V_SEC, p->some.total_usec);
-			l[2].value = "full";
+			x[1].value = "full";
+			clabels(&s->ctr[i], &a, l, x);
 			if (p->has_full)
 				put_val(w, n, l, V_SEC, p->full.total_usec);
 		}
@@ -177,8 +212,18 @@ static void put_identity(struct sl_prom *w, const struct sl_stats_snap *s)
 	sl_prom_family(w, "container_start_time_seconds", SL_PROM_GAUGE,
 		       "Start time of the container since unix epoch in seconds (creation of its cgroup: the epoch start).");
 	for (size_t i = 0; i < s->nctr; i++) {
-		const struct sl_prom_label l[] = {{"id", s->ctr[i].path}, {NULL, NULL}};
+		struct sl_prom_label l[CLAB_MAX];
+		struct sl_attr a;
+		clabels(&s->ctr[i], &a, l, NULL);
 		put_wall(w, "container_start_time_seconds", l, s->ctr[i].epoch_start_ns, 9);
+	}
+	sl_prom_family(w, "container_last_seen", SL_PROM_GAUGE,
+		       "Last time a container was seen by the exporter (the statistics pass that found its cgroup), unix seconds.");
+	for (size_t i = 0; i < s->nctr; i++) {
+		struct sl_prom_label l[CLAB_MAX];
+		struct sl_attr a;
+		clabels(&s->ctr[i], &a, l, NULL);
+		put_wall(w, "container_last_seen", l, s->observed_ns, 3);
 	}
 }
 
@@ -194,14 +239,17 @@ static void put_epochs_info(struct sl_prom *w, const struct sl_stats_snap *s)
 		       "Identity of each container cgroup (value 1): runtime, pod, QoS, enclosing sandbox, whether it could be read.");
 	for (size_t i = 0; i < s->nctr; i++) {
 		const struct sl_stats_ctr *c = &s->ctr[i];
-		const struct sl_prom_label l[] = {{"id", c->path},
-						  {"container_id", c->id},
-						  {"runtime", c->runtime},
-						  {"pod_uid", c->pod_uid},
-						  {"qos", c->qos},
-						  {"sandbox_id", c->sandbox_id},
-						  {"read", c->read_rc == 0 ? "true" : "false"},
-						  {NULL, NULL}};
+		struct sl_attr a;
+		struct sl_prom_label l[SL_ATTR_LABELS_MAX + 6];
+		ctr_attr(c, &a);
+		size_t n = 0;
+		l[n++] = (struct sl_prom_label){"id", c->path};
+		n += sl_attr_labels(&a, l + n);
+		l[n++] = (struct sl_prom_label){"image", c->names.image[0] ? c->names.image : NULL};
+		l[n++] = (struct sl_prom_label){"qos", c->qos};
+		l[n++] = (struct sl_prom_label){"sandbox_id", c->sandbox_id};
+		l[n++] = (struct sl_prom_label){"read", c->read_rc == 0 ? "true" : "false"};
+		l[n] = (struct sl_prom_label){NULL, NULL};
 		sl_prom_u64(w, "sandlens_container_info", l, 1);
 	}
 }
@@ -273,6 +321,18 @@ static void put_pass(struct sl_prom *w, const struct sl_stats_snap *s)
 	put_wall(w, "sandlens_stats_last_collect_timestamp_seconds", NULL, s->observed_ns, 3);
 }
 
+/* cAdvisor's machine_* families. */
+static void put_machine(struct sl_prom *w, const struct sl_stats_snap *s)
+{
+	if (s->machine_cpus)
+		sl_prom_one_u64(w, "machine_cpu_cores", SL_PROM_GAUGE, "Number of logical CPU cores (online CPUs).",
+				s->machine_cpus);
+	if (s->machine_mem_bytes)
+		sl_prom_one_u64(w, "machine_memory_bytes", SL_PROM_GAUGE,
+				"Amount of memory installed on the machine (MemTotal of /proc/meminfo), bytes.",
+				s->machine_mem_bytes);
+}
+
 /* Every family of the snapshot, in the order docs/STATS.md lists them.
  * Label values are escaped by the writer (the cgroup path is outside
  * input: a container can name its own cgroups). */
@@ -281,17 +341,24 @@ static void render(struct sl_prom *w, const struct sl_stats_snap *s)
 	for (size_t k = 0; k < sizeof(cfams) / sizeof(cfams[0]); k++) {
 		const struct cfam *fm = &cfams[k];
 		sl_prom_family(w, fm->name, fm->type, fm->help);
+		uint64_t v;
+		if (!s->root.read_rc && fm->get(&s->root, &v)) {
+			/* cAdvisor's root series: the whole machine */
+			const struct sl_prom_label l[] = {{"id", "/"}, {NULL, NULL}};
+			put_val(w, fm->name, l, fm->vt, v);
+		}
 		for (size_t i = 0; i < s->nctr; i++) {
-			uint64_t v;
 			if (s->ctr[i].read_rc || !fm->get(&s->ctr[i], &v))
 				continue;
-			/* cAdvisor's label: id = the cgroup path (it names the
-			 * container id too); container_id, pod etc. are in
-			 * sandlens_container_info */
-			const struct sl_prom_label l[] = {{"id", s->ctr[i].path}, {NULL, NULL}};
+			/* cAdvisor's labels (attr_labels.h): id = the cgroup
+			 * path, name, image, namespace, pod, container */
+			struct sl_prom_label l[CLAB_MAX];
+			struct sl_attr a;
+			clabels(&s->ctr[i], &a, l, NULL);
 			put_val(w, fm->name, l, fm->vt, v);
 		}
 	}
+	put_machine(w, s);
 	put_io(w, s);
 	put_identity(w, s);
 	put_psi(w, s);

@@ -30,6 +30,7 @@
 #include <jansson.h>
 
 #include "cgroup/attr.h"
+#include "cgroup/k8s_names.h"
 #include "cgroup/cgstat.h"
 #include "common/gzpart.h"
 
@@ -112,6 +113,12 @@ struct sl_stats_ctr {
 	char epoch_id[SL_STATS_EPOCH_LEN];
 	int64_t epoch_start_ns; /* wall ns: directory st_ctime when first seen (its creation) */
 	int read_rc;            /* 0 read, else -errno from the reader or -ENODATA (no file readable) */
+	/* Kubernetes names (k8s_names.h): carried from the previous pass for
+	 * the same container and cgroup; while not found, looked up again no
+	 * sooner than names_next_ns (wall ns; backoff 1 s doubling to 60 s) */
+	struct sl_k8s_names names;
+	int names_found;
+	int64_t names_next_ns, names_backoff_ns;
 	struct sl_cgstat st;    /* valid when read_rc == 0 */
 };
 
@@ -167,6 +174,12 @@ struct sl_stats_snap {
 	 * too many directories, path too long: src/cgroup/cgwalk.h) */
 	uint64_t walk_cut;
 	struct sl_stats_prom *prom; /* rendered Prometheus text (sl_stats_render_prom) */
+	/* the hierarchy root (cAdvisor's id="/" series: the whole machine),
+	 * read like a container with path ""; root.read_rc != 0: not read */
+	struct sl_stats_ctr root;
+	/* the machine (cAdvisor machine_*): online CPUs (sysconf
+	 * _SC_NPROCESSORS_ONLN) and MemTotal of /proc/meminfo in bytes; 0 = unknown */
+	uint64_t machine_cpus, machine_mem_bytes;
 };
 
 /* The Prometheus text of one snapshot, shared by reference with in-flight
@@ -222,6 +235,9 @@ struct sl_stats_build_opts {
 	int64_t gone_grace_ns;                  /* how long a vanished workload is "tearing down" */
 	long clk_tck;                           /* <= 0: sysconf */
 	int64_t now_ns;                         /* wall clock of the pass; 0 = now */
+	/* Kubernetes names: where the runtimes keep their state; NULL = no
+	 * names looked up */
+	const struct sl_k8s_roots *k8s_roots;
 };
 
 /* One full pass: walk, read, group, epochs relative to prev (may be NULL),
@@ -288,6 +304,8 @@ struct sl_stats_config {
 	char mountinfo[256];      /* "" = /proc/self/mountinfo (only without cg_mounts) */
 	const struct sl_cg_mounts *cg_mounts; /* the agent's discovery (copied); NULL: discover */
 	const struct sl_stats_mounts *mounts; /* non-NULL: use these (tests) */
+	/* look up Kubernetes names (k8s_names.h) in these roots; NULL = none */
+	const struct sl_k8s_roots *k8s_roots;
 };
 
 struct sl_stats;

@@ -161,7 +161,7 @@ grep -q "${ID:0:12}" <<<"$out" || fail "sandlens stats: container row missing"
 echo "ok - sandlens stats $POD"
 
 # /metrics: the same cpu figure (seconds) for this container
-m=$(curl -sf "$SL_API/metrics" | grep "^container_cpu_usage_seconds_total{id=\"$CG\"}")
+m=$(curl -sf "$SL_API/metrics" | grep "^container_cpu_usage_seconds_total{id=\"$CG\"[,}]")
 want=$(awk -v u="$(jq .cpu_usage_usec <<<"$k1")" 'BEGIN { printf "%.6f", u / 1e6 }')
 assert_eq "container_cpu_usage_seconds_total" "$want" "$(awk '{print $2}' <<<"$m")"
 

@@ -62,7 +62,7 @@ grep -qi '^Content-Encoding: gzip' "$SL_LOGDIR/gz.headers" || fail "no Content-E
 gzip -t "$SL_LOGDIR/metrics.gz" || fail "the gzip body is not valid gzip"
 gzip -dc "$SL_LOGDIR/metrics.gz" | promtool check metrics >"$SL_LOGDIR/promtool-gz.txt" 2>&1 ||
 	fail "promtool on the gzip body: $(head -20 "$SL_LOGDIR/promtool-gz.txt")"
-grep -q "^container_threads{id=\"$CG\"}" <(gzip -dc "$SL_LOGDIR/metrics.gz") || fail "the gzip body lacks the container"
+grep -q "^container_threads{id=\"$CG\"[,}]" <(gzip -dc "$SL_LOGDIR/metrics.gz") || fail "the gzip body lacks the container"
 echo "ok - gzip /metrics: $(stat -c %s "$SL_LOGDIR/metrics.gz") bytes for $(stat -c %s "$SL_LOGDIR/metrics.txt"), valid, promtool clean"
 
 PPORT=$(sl_free_port)

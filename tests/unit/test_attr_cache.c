@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "cgroup/attr.h"
+#include "cgroup/k8s_names.h"
 
 #define SEC 1000000000ull
 #define H1 "9e073649debeec6d511391c9ec7627ee67ce3a3fb508b0fa0437a97f8e58ba98"
@@ -533,6 +534,70 @@ static void test_hybrid_resolve(void **state)
 
 /* sl_cg_mounts_parse: the same line parser on text in memory, not
  * NUL-terminated, no stat (ids stay 0). */
+/* Kubernetes names: looked up once per entry, kept with it, retried with
+ * a backoff while not found, gone with the entry after rmdir. */
+static void test_names(void **state)
+{
+	struct fx *f = *state;
+	struct sl_k8s_roots r;
+	char p[PATH_MAX];
+	memset(&r, 0, sizeof(r));
+	snprintf(r.containerd, sizeof(r.containerd), "%s/containerd", f->top);
+	xmkdir(f->top, "/containerd/k8s.io/" H1);
+	struct sl_attr_cache_config cfg = {.positive_ttl_ns = 300 * SEC, .negative_ttl_ns = 30 * SEC,
+					   .rewalk_interval_ns = SEC, .names = 1, .roots = &r};
+	struct sl_attr_cache *c = sl_attr_cache_new(&cfg, &f->m);
+	struct sl_attr a;
+	struct sl_attr_cache_stats s;
+	uint64_t t = 1000 * SEC, id = ino_of(f->mnt, CTR_PATH);
+
+	assert_int_equal(sl_attr_cache_lookup(c, 0, id, t, &a, NULL, 0), 1);
+	sl_attr_cache_names(c, 0, id, t, &a);
+	assert_string_equal(a.names.pod, ""); /* no config.json yet */
+	snprintf(p, sizeof(p), "%s/containerd/k8s.io/" H1 "/config.json", f->top);
+	write_file(p, "{\"annotations\":{\"io.kubernetes.cri.sandbox-namespace\":\"shop\","
+		      "\"io.kubernetes.cri.sandbox-name\":\"cart-0\",\"io.kubernetes.cri.container-name\":\"app\","
+		      "\"io.kubernetes.cri.sandbox-uid\":\"" UID "\",\"io.kubernetes.cri.image-name\":\"cart:1\"}}");
+	sl_attr_cache_names(c, 0, id, t + SEC / 2, &a); /* inside the backoff: not looked up */
+	assert_string_equal(a.names.pod, "");
+	sl_attr_cache_get_stats(c, &s);
+	assert_int_equal(s.names_lookups, 1);
+	sl_attr_cache_names(c, 0, id, t + SEC, &a);
+	assert_string_equal(a.names.ns, "shop");
+	assert_string_equal(a.names.pod, "cart-0");
+	assert_string_equal(a.names.container, "app");
+	assert_string_equal(a.names.image, "cart:1");
+	/* from the entry now: the file is not read again */
+	unlink(p);
+	sl_attr_cache_names(c, 0, id, t + 2 * SEC, &a);
+	assert_string_equal(a.names.pod, "cart-0");
+	sl_attr_cache_get_stats(c, &s);
+	assert_int_equal(s.names_lookups, 2);
+	assert_int_equal(s.names_found, 1);
+	/* a host cgroup has no names */
+	struct sl_attr h;
+	sl_attr_cache_lookup(c, 0, ino_of(f->mnt, SESSION_PATH), t, &h, NULL, 0);
+	sl_attr_cache_names(c, 0, ino_of(f->mnt, SESSION_PATH), t, &h);
+	assert_string_equal(h.names.pod, "");
+	/* removed cgroup: names answer through the grace, then go with the entry */
+	sl_attr_cache_on_rmdir(c, 0, id, t + 3 * SEC);
+	assert_int_equal(sl_attr_cache_lookup(c, 0, id, t + 4 * SEC, &a, NULL, 0), 1);
+	sl_attr_cache_names(c, 0, id, t + 4 * SEC, &a);
+	assert_string_equal(a.names.pod, "cart-0");
+	sl_attr_cache_lookup(c, 0, id, t + 3 * SEC + SL_ATTR_RMDIR_GRACE_NS + 1, &a, NULL, 0);
+	sl_attr_cache_names(c, 0, id, t + 3 * SEC + SL_ATTR_RMDIR_GRACE_NS + 1, &a);
+	assert_string_equal(a.names.pod, "");
+	/* names off: nothing looked up */
+	sl_attr_cache_free(c);
+	cfg.names = 0;
+	c = sl_attr_cache_new(&cfg, &f->m);
+	sl_attr_cache_lookup(c, 0, id, t, &a, NULL, 0);
+	sl_attr_cache_names(c, 0, id, t, &a);
+	sl_attr_cache_get_stats(c, &s);
+	assert_int_equal(s.names_lookups, 0);
+	sl_attr_cache_free(c);
+}
+
 static void test_mounts_from_buffer(void **state)
 {
 	(void)state;
@@ -567,6 +632,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_positive_ttl, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_capacity_eviction, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_hybrid_resolve, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_names, fx_setup, fx_teardown),
 		cmocka_unit_test(test_rmdir_and_churn),
 		cmocka_unit_test(test_defaults_and_missing_mount),
 		cmocka_unit_test(test_mounts_from_buffer),

@@ -464,7 +464,9 @@ static void test_prom(void **state)
 	assert_int_equal(s->prom->gz.len, s->prom->len);
 	assert_int_equal(s->prom->gz.crc, (uint32_t)crc32(crc32(0, Z_NULL, 0), (const Bytef *)t,
 							  (uInt)s->prom->len));
-	const char *lab = "{id=\"" PODDIR "/" CA "\"}";
+	/* cAdvisor's labels: id = the cgroup path, name = the container id
+	 * (no Kubernetes names in this fixture: none written) */
+	const char *lab = "{id=\"" PODDIR "/" CA "\",name=\"" CA "\"}";
 	char line[600];
 	snprintf(line, sizeof(line), "container_cpu_usage_seconds_total%s 1.500000", lab);
 	assert_true(has_line(t, line));
@@ -477,7 +479,11 @@ static void test_prom(void **state)
 	assert_true(has_line(t, "sandlens_workload_memory_peak_upper_bound_bytes{kind=\"pod\",workload=\"" POD "\"} 400000"));
 	assert_true(has_line(t, "sandlens_workload_containers{kind=\"pod\",workload=\"" POD "\",state=\"read\"} 2"));
 	assert_true(has_line(t, "# TYPE container_cpu_usage_seconds_total counter"));
-	assert_non_null(strstr(t, "sandlens_container_info{id=\"" PODDIR "/" CA "\",container_id=\"" CA "\",runtime=\"\",pod_uid=\"" POD "\""));
+	assert_non_null(strstr(t, "sandlens_container_info{id=\"" PODDIR "/" CA "\",container_id=\"" CA "\",pod_uid=\"" POD "\",runtime=\"\""));
+	/* machine figures, the root series (id="/"), last seen */
+	assert_non_null(strstr(t, "\nmachine_cpu_cores "));
+	assert_non_null(strstr(t, "\nmachine_memory_bytes "));
+	assert_non_null(strstr(t, "\ncontainer_last_seen{id=\"" PODDIR "/" CA "\",name=\"" CA "\"} "));
 	/* swap is unknown here (no memory.swap.current): no sample */
 	assert_null(strstr(t, "container_memory_swap{"));
 	/* each family's TYPE appears once */
@@ -502,6 +508,10 @@ static void test_prom_escape(void **state)
 	memset(c, 0, sizeof(c));
 	snprintf(c[0].id, sizeof(c[0].id), "x");
 	snprintf(c[0].path, sizeof(c[0].path), "/we\"ird\\path");
+	snprintf(c[0].names.ns, sizeof(c[0].names.ns), "prod");
+	snprintf(c[0].names.pod, sizeof(c[0].names.pod), "web-0");
+	snprintf(c[0].names.container, sizeof(c[0].names.container), "app");
+	snprintf(c[0].names.image, sizeof(c[0].names.image), "nginx:1.25");
 	snprintf(c[1].id, sizeof(c[1].id), "y\"");
 	snprintf(c[1].path, sizeof(c[1].path), "/evil\xff\xfe\n} 1\nfake 2/\xe2\x82");
 	for (int i = 0; i < 2; i++) {
@@ -511,9 +521,12 @@ static void test_prom_escape(void **state)
 	s.ctr = c;
 	s.nctr = 2;
 	assert_int_equal(sl_stats_render_prom(&s, 0), 0);
-	assert_non_null(strstr(s.prom->text, "container_threads{id=\"/we\\\"ird\\\\path\"} 4\n"));
+	assert_non_null(strstr(s.prom->text, "container_threads{id=\"/we\\\"ird\\\\path\",name=\"x\",image=\"nginx:1.25\","
+					     "namespace=\"prod\",pod=\"web-0\",container=\"app\"} 4\n"));
+	assert_non_null(strstr(s.prom->text, "container_id=\"x\",pod_uid=\"\",runtime=\"\",namespace=\"prod\",pod=\"web-0\","
+					     "container=\"app\",image=\"nginx:1.25\","));
 	assert_non_null(strstr(s.prom->text, "container_threads{id=\"/evil\xef\xbf\xbd\xef\xbf\xbd\\n} 1\\nfake 2/"
-					     "\xef\xbf\xbd\xef\xbf\xbd\"} 4\n"));
+					     "\xef\xbf\xbd\xef\xbf\xbd\",name=\"y\\\"\"} 4\n"));
 	assert_non_null(strstr(s.prom->text, ",container_id=\"y\\\"\","));
 	promtool_ok(s.prom);
 	sl_stats_prom_put(s.prom);
