@@ -3,6 +3,7 @@
 #include "api/api.h"
 #include "api/api_internal.h"
 #include "api/api_tasks.h"
+#include "api/api_watch.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -443,6 +444,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		}
 	}
 
+	/* the live event stream (api_watch.c) */
+	if (!strcmp(url, SL_API_WATCH_PATH))
+		return sl_api_watch_request(api, c, method, r.redact);
+
 	/* task routes take POST/DELETE, bodies and streams (api_tasks.c) */
 	if (sl_api_tasks_match(url))
 		return sl_api_tasks_request(api->a, c, url, method, upload, upload_size, con_cls);
@@ -751,6 +756,13 @@ struct sl_api *sl_api_start(struct sl_agent *a, char *err, size_t errlen)
 		return NULL;
 	}
 	sl_api_tasks_attach(a);
+	if (sl_api_watch_start(api) == 0) {
+		api->watch_started = 1;
+	} else {
+		snprintf(err, errlen, "api: cannot start the event stream thread");
+		sl_api_stop(api);
+		return NULL;
+	}
 	if ((tcp[0] && listen_tcp(api, tcp, err, errlen)) ||
 	    (unx[0] && listen_unix(api, unx, err, errlen))) {
 		sl_api_stop(api);
@@ -774,11 +786,14 @@ void sl_api_stop(struct sl_api *api)
 	if (!api)
 		return;
 	sl_api_tasks_release_all(api->a); /* no suspended follow stream may outlive MHD */
+	sl_api_watch_release_all(api);
 	if (api->tcp)
 		MHD_stop_daemon(api->tcp);
 	if (api->unx)
 		MHD_stop_daemon(api->unx);
 	sl_api_conn_guard_stop(api); /* every connection is closed now */
+	if (api->watch_started)
+		sl_api_watch_stop(api);
 	if (api->sock_path[0]) {
 		struct stat st;
 		if (lstat(api->sock_path, &st) == 0 && st.st_dev == api->sock_dev &&

@@ -47,6 +47,7 @@ struct sl_api {
 	ino_t sock_ino;
 	size_t max_body;
 	atomic_uint metrics_inflight; /* /metrics responses not yet released */
+	int watch_started;            /* sl_api_watch_start succeeded (api_watch.c) */
 };
 
 struct reply {
@@ -73,6 +74,9 @@ struct sl_api_counters {
 	atomic_ulong cut_client_limit;   /* connections closed: over api.max_client_connections */
 	atomic_ulong denied;             /* 403 answers */
 	atomic_ulong argv_withheld;      /* events sent without argv */
+	atomic_ulong watch_refused;      /* event streams answered 429 (api_watch.c) */
+	atomic_ulong watch_slow;         /* event streams closed: slow reader */
+	atomic_ulong watch_events;       /* events sent on event streams */
 };
 extern struct sl_api_counters sl_api_counters;
 

@@ -2,6 +2,7 @@
  * container families (by reference), identity or one gzip member. The
  * route and its bounds: docs/API.md "GET /metrics". */
 #include "api/api_internal.h"
+#include "api/api_watch.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -157,4 +158,15 @@ void sl_api_write_metrics(struct sl_prom *p)
 	sl_prom_one_u64(p, "sandlens_api_argv_withheld_total", SL_PROM_COUNTER,
 			"Events sent to non-admin callers without their argv.",
 			atomic_load(&sl_api_counters.argv_withheld));
+	sl_prom_one_u64(p, "sandlens_api_event_streams", SL_PROM_GAUGE,
+			"Event streams (GET /api/v1/events/watch) open now.", sl_api_watch_streams());
+	n = "sandlens_api_event_streams_closed_total";
+	const struct sl_prom_label lim[] = {{"reason", "client_limit"}, {NULL, NULL}};
+	const struct sl_prom_label slow[] = {{"reason", "slow_reader"}, {NULL, NULL}};
+	sl_prom_family(p, n, SL_PROM_COUNTER,
+		       "Event streams refused or closed by the agent: client_limit (429, SL_API_WATCH_MAX_CLIENTS open), slow_reader (queued events not taken in time)");
+	sl_prom_u64(p, n, lim, atomic_load(&sl_api_counters.watch_refused));
+	sl_prom_u64(p, n, slow, atomic_load(&sl_api_counters.watch_slow));
+	sl_prom_one_u64(p, "sandlens_api_event_stream_events_total", SL_PROM_COUNTER,
+			"Events sent on event streams.", atomic_load(&sl_api_counters.watch_events));
 }

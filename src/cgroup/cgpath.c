@@ -4,7 +4,9 @@
  * The path is split on '/'; every segment is classified; the innermost
  * (rightmost) container marker wins (docker-in-docker, podman's /container
  * child under libpod-<id>.scope, cgroups a container creates inside itself).
- * The path ends at the first newline (bare-path inputs read from files).
+ * The path ends at the first newline (bare-path inputs read from files); a
+ * trailing " (deleted)" (a dead cgroup, as /proc/<pid>/cgroup shows it) is
+ * dropped (p21).
  * Pod uid and QoS come from any kubepods segment of the path. Matching of
  * fixed words is case-insensitive; "<id>" below is validated (hex ids: >= 12
  * hex digits; names: [A-Za-z0-9_.-]+).
@@ -14,6 +16,14 @@
  *  crio-conmon-<hexid>                        -> NOT a container, runtime cri-o,
  *                                                kind conmon, no id (case cg09)
  *  libpod-conmon-<hexid>                      -> same, runtime podman
+ *  lxc.monitor.<name>                         -> same, runtime lxc (p24)
+ *  libpod-payload-<hexid>                     -> podman (--cgroups=split, under
+ *                                                any unit: p15, p16)
+ *  nerdctl-<hexid>                            -> containerd (nerdctl, systemd
+ *                                                driver: p25)
+ *  lxc.payload.<name>                         -> lxc, id = name (p23)
+ *  kata_overhead/<hexid>                      -> kata, id = sandbox id (the
+ *                                                VMM/shim overhead cgroup, p18)
  *  cri-containerd-<hexid>                     -> containerd
  *  crio-<hexid>                               -> cri-o
  *  docker-<hexid>                             -> docker (systemd driver)
@@ -22,6 +32,7 @@
  *  kata_<hexid> | kata-<hexid>                -> kata (sandbox id)
  *  <slice>:<prefix>:<id>  (systemd cgroupsPath rendered literally on v1)
  *      prefix cri-containerd|docker|crio|libpod|runc -> that runtime, id;
+ *      nerdctl -> containerd (p26);
  *      <slice> is classified like a segment (pod/qos)
  *  <64hex> after a "docker" segment           -> docker (cgroupfs driver)
  *  <64hex> elsewhere                          -> container, runtime "" (the
@@ -52,7 +63,9 @@
  * v1 line over the 0:: line (hybrid hosts leave tasks of a cgroupfs-driven
  * docker in an unrelated v2 cgroup, case cg01). If every path is "/" the
  * answer is is_container UNKNOWN (a private cgroup namespace shows "/" to a
- * container, case cg23); if every line is deleted, NO with kind "deleted".
+ * container, case cg23); if every line is deleted, NO with kind "deleted",
+ * unless a deleted line names a container (a zombie task of a removed
+ * container cgroup): that container, below any live container line.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -157,6 +170,7 @@ struct pstate {
 	bool prev_pod;      /* previous segment is a k8s pod */
 	bool prev_docker;   /* previous segment is "docker" */
 	bool pod_seen, unit_seen;
+	bool kata_overhead; /* a "kata_overhead" segment was seen */
 	int ecs_at;         /* index of an "ecs" first segment, else -1 */
 	const char *qos;    /* pending qos from a qos segment */
 	enum mark mark;
@@ -255,6 +269,10 @@ struct prefix_rule {
 static const struct prefix_rule prefix_rules[] = {
 	{"crio-conmon-", "cri-o", M_CONMON, true, false},
 	{"libpod-conmon-", "podman", M_CONMON, true, false},
+	{"libpod-payload-", "podman", M_CONTAINER, true, false},
+	{"nerdctl-", "containerd", M_CONTAINER, true, false},
+	{"lxc.payload.", "lxc", M_CONTAINER, false, false},
+	{"lxc.monitor.", "lxc", M_CONMON, false, false},
 	{"cri-containerd-", "containerd", M_CONTAINER, true, false},
 	{"crio-", "cri-o", M_CONTAINER, true, false},
 	{"docker-", "docker", M_CONTAINER, true, false},
@@ -298,7 +316,7 @@ static bool colon_segment(struct pstate *st, const char *s, size_t n, bool *pod)
 	static const struct {
 		const char *p, *rt;
 	} m[] = {{"cri-containerd", "containerd"}, {"docker", "docker"}, {"crio", "cri-o"},
-		 {"libpod", "podman"},		  {"runc", "runc"}};
+		 {"libpod", "podman"},		  {"runc", "runc"},	{"nerdctl", "containerd"}};
 	const char *pre = c1 + 1, *id = c2 + 1;
 	size_t pl = (size_t)(c2 - pre), il = (size_t)(s + n - id);
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
@@ -348,6 +366,10 @@ int sl_cgpath_parse_opts(const char *path, const struct sl_cgpath_opts *opts, st
 	/* the path ends at the end of its first line (bare-path inputs read
 	 * from a file carry a trailing newline) */
 	const char *end = path + strcspn(path, "\r\n");
+	/* a dead cgroup as /proc/<pid>/cgroup shows it: "<path> (deleted)" */
+	static const char del[] = " (deleted)";
+	if ((size_t)(end - path) >= sizeof(del) - 1 && !memcmp(end - (sizeof(del) - 1), del, sizeof(del) - 1))
+		end -= sizeof(del) - 1;
 	while (p < end) {
 		while (p < end && *p == '/')
 			p++;
@@ -367,6 +389,10 @@ int sl_cgpath_parse_opts(const char *path, const struct sl_cgpath_opts *opts, st
 			/* done */
 		} else if ((pod = kube_segment(&st, s, n, &kroot))) {
 			st.pod_seen = true;
+		} else if (eq_ci(s, n, "kata_overhead")) {
+			st.kata_overhead = true;
+		} else if (st.kata_overhead && hex_id_ok(s, n)) {
+			mark(&st, M_CONTAINER, "kata", s, n); /* the sandbox id */
 		} else if (!kroot && n == 64 && all_hex(s, n)) {
 			mark(&st, M_CONTAINER, st.prev_docker ? "docker" : "", s, n);
 		} else if (st.prev_pod && name_ok(s, n)) {
@@ -420,16 +446,18 @@ int sl_cgpath_parse(const char *path, struct sl_attr *out)
 	return sl_cgpath_parse_opts(path, NULL, out);
 }
 
-/* Identity score of one parsed line. */
-static int score(const struct sl_attr *a, bool root)
+/* Identity score of one parsed line: a live container line 8, a dead
+ * cgroup's (" (deleted)") container line 7, conmon/pod 6, another non-root
+ * path 4, root 2. */
+static int score(const struct sl_attr *a, bool root, bool deleted)
 {
 	if (a->is_container == SL_YES)
-		return 4;
+		return deleted ? 7 : 8;
 	if (strcmp(a->kind, "conmon") == 0 || a->pod_uid[0])
-		return 3;
+		return 6;
 	if (!root)
-		return 2;
-	return 1;
+		return 4;
+	return 2;
 }
 
 int sl_cgproc_parse(const char *text, struct sl_attr *out)
@@ -460,9 +488,9 @@ int sl_cgproc_parse(const char *text, struct sl_attr *out)
 				is_del = true;
 			}
 			lines++;
-			if (is_del) {
+			if (is_del)
 				deleted++;
-			} else if (pl > 0) {
+			if (pl > 0) {
 				char *copy = strndup(path, pl);
 				if (!copy)
 					return -ENOMEM;
@@ -470,9 +498,11 @@ int sl_cgproc_parse(const char *text, struct sl_attr *out)
 				sl_cgpath_parse(copy, &a);
 				bool root = strspn(copy, "/") == pl;
 				free(copy);
-				int sc = score(&a, root);
+				/* a dead cgroup counts only when it names a container
+				 * (a zombie of a removed container cgroup, case p20) */
+				int sc = is_del && a.is_container != SL_YES ? 0 : score(&a, root, is_del);
 				/* higher score wins; on a tie a v1 line beats 0:: */
-				if (sc > best || (sc == best && best_v2 && !v2)) {
+				if (sc > 0 && (sc > best || (sc == best && best_v2 && !v2))) {
 					best = sc;
 					best_v2 = v2;
 					*out = a;
@@ -489,7 +519,7 @@ int sl_cgproc_parse(const char *text, struct sl_attr *out)
 		attr_reset(out);
 		out->is_container = SL_NO;
 		snprintf(out->kind, sizeof(out->kind), "deleted");
-	} else if (best == 1) { /* every path is "/" */
+	} else if (best == 2) { /* every path is "/" */
 		attr_reset(out);
 		(void)deleted;
 	}

@@ -106,6 +106,13 @@ int cli_http_get(struct cli_conn *c, const char *path, struct cli_resp *r);
 int cli_http_stream(struct cli_conn *c, const char *method, const char *path, const char *body,
 		    long timeout_s, void (*on_line)(char *line, void *ctx), void *ctx,
 		    volatile sig_atomic_t *stop, struct cli_resp *r);
+/* cli_http_stream of a GET that may last forever (an event stream): hdr
+ * (may be NULL) is one more request header ("Last-Event-ID: 12"); no total
+ * timeout, but the transfer fails (-1) after idle_s seconds without a byte
+ * (the stream's heartbeats keep a live one busy). */
+int cli_http_watch(struct cli_conn *c, const char *path, const char *hdr, long idle_s,
+		   void (*on_line)(char *line, void *ctx), void *ctx, volatile sig_atomic_t *stop,
+		   struct cli_resp *r);
 void cli_resp_free(struct cli_resp *r);
 
 /* "sandlens: cannot reach the API at URL|unix:PATH: r->error" on stderr;

@@ -146,6 +146,8 @@ struct xfer {
 	char *line;                          /* partial line of a streamed body */
 	size_t line_len;
 	int too_large;                       /* the buffered body hit its bound */
+	const char *hdr;                     /* one more request header, or NULL */
+	long idle_s;                         /* > 0: no total timeout; abort after this long without a byte */
 };
 
 /* Appends to the buffered body; 0 (which aborts the transfer with
@@ -223,13 +225,19 @@ static int perform(struct cli_conn *c, const char *method, const char *path, con
 		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->socket);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s > 0 ? timeout_s : 30L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, x->idle_s > 0 ? 0L : timeout_s > 0 ? timeout_s : 30L);
+	if (x->idle_s > 0) {
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, x->idle_s);
+	}
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "sandlens-cli");
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 	if (c->auth[0])
 		hdrs = curl_slist_append(hdrs, c->auth);
+	if (x->hdr)
+		hdrs = curl_slist_append(hdrs, x->hdr);
 	if (body) {
 		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
 		hdrs = curl_slist_append(hdrs, "Expect:");
@@ -282,6 +290,14 @@ int cli_http_stream(struct cli_conn *c, const char *method, const char *path, co
 {
 	struct xfer x = {.r = r, .on_line = on_line, .ctx = ctx, .stop = stop};
 	return perform(c, method, path, body, timeout_s, &x);
+}
+
+int cli_http_watch(struct cli_conn *c, const char *path, const char *hdr, long idle_s,
+		   void (*on_line)(char *line, void *ctx), void *ctx, volatile sig_atomic_t *stop,
+		   struct cli_resp *r)
+{
+	struct xfer x = {.r = r, .on_line = on_line, .ctx = ctx, .stop = stop, .hdr = hdr, .idle_s = idle_s};
+	return perform(c, "GET", path, NULL, 0, &x);
 }
 
 void cli_resp_free(struct cli_resp *r)

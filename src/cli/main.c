@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/follow.h"
 #include "cli/schema.h"
 #include "cli/stats.h"
 #include "cli/tasks.h"
@@ -71,7 +72,8 @@ static void usage(FILE *out)
 		"  --since T        RFC 3339 time, duration ago (90s, 5m, 2h, 7d) or ns since epoch\n"
 		"  --until T        same forms; exclusive\n"
 		"  --limit N        at most N events (1..10000; server default 100)\n"
-		"  -f, --follow     keep printing new events (every 500 ms) until interrupted\n"
+		"  -f, --follow     keep printing new events as they come until interrupted; survives\n"
+		"                   agent restarts (resumes after the last event printed)\n"
 		"\n"
 		"common options:\n"
 		"  --json           one compact JSON object per line instead of a table\n"
@@ -143,6 +145,77 @@ static void sleep_ms(int ms)
 
 static int events_run(struct cli_conn *c, const struct opts *o, struct cli_schema *sch);
 
+/* ---- --follow over the event stream (follow.h) ---- */
+
+#define WATCH_HEARTBEAT "5"  /* s; the stream's comment line keeps it busy */
+#define WATCH_IDLE_S 20L     /* no byte this long: the agent is gone */
+
+struct follow_print {
+	struct cli_schema *sch;
+	int header;
+};
+
+static void follow_print(json_t *ev, void *ctx)
+{
+	struct follow_print *fp = ctx;
+	if (fp->sch && !fp->header) {
+		if (!fp->sch->loaded) {
+			json_t *one = json_pack("[O]", ev);
+			cli_schema_fit_types(fp->sch, one);
+			json_decref(one);
+		}
+		cli_print_event_header(stdout, fp->sch);
+		fp->header = 1;
+	}
+	print_event(ev, fp->sch);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		cli_stop = 1; /* out_rc() tells a closed pipe from an error */
+}
+
+static void sleep_ms(int ms);
+
+static int watch_open(void *tctx, const char *path, int64_t last_id, void (*on_line)(char *, void *),
+		      void *lctx, long *status, char *err, size_t errlen)
+{
+	struct cli_conn *c = tctx;
+	struct cli_resp r;
+	char hdr[64];
+	snprintf(hdr, sizeof(hdr), "Last-Event-ID: %lld", (long long)last_id);
+	int rc = cli_http_watch(c, path, hdr, WATCH_IDLE_S, on_line, lctx, &cli_stop, &r);
+	*status = r.status;
+	if (rc == -1)
+		snprintf(err, errlen, "%s", r.error);
+	else if (r.status / 100 != 2 && r.body)
+		snprintf(err, errlen, "%.200s", r.body);
+	cli_resp_free(&r);
+	return rc;
+}
+
+/* 0 and done (*rc), or 1: the agent has no stream route, poll instead. */
+static int follow_stream(struct cli_conn *c, const struct opts *o, struct cli_schema *sch, int header,
+			 int64_t *cursor, int *rc)
+{
+	char path[2200];
+	snprintf(path, sizeof(path), "/api/v1/events/watch");
+	if ((o->type && cli_query_add(path, sizeof(path), "type", o->type)) ||
+	    (o->container && cli_query_add(path, sizeof(path), "container", o->container)) ||
+	    (o->pod && cli_query_add(path, sizeof(path), "pod", o->pod)) ||
+	    (o->until && cli_query_add(path, sizeof(path), "until", o->until)) ||
+	    cli_query_add(path, sizeof(path), "heartbeat", WATCH_HEARTBEAT)) {
+		*rc = usage_error("%s", "filter values too long");
+		return 0;
+	}
+	struct follow_print fp = {.sch = sch, .header = header};
+	struct cli_follow f = {.cursor = *cursor, .print = follow_print, .pctx = &fp, .err = stderr,
+			       .sleep_ms = sleep_ms};
+	int r = cli_follow_run(&f, path, watch_open, c, &cli_stop);
+	*cursor = f.cursor;
+	if (r == CLI_FOLLOW_NO_ROUTE)
+		return 1;
+	*rc = r ? r : out_rc();
+	return 0;
+}
+
 /* The table renders DETAILS from the agent's schema, fetched once. */
 static int cmd_events(struct cli_conn *c, const struct opts *o)
 {
@@ -200,8 +273,13 @@ static int events_run(struct cli_conn *c, const struct opts *o, struct cli_schem
 	if (rc || !o->follow)
 		return rc;
 
-	/* follow: oldest first after the cursor; since applies only to the
-	 * first page (the cursor already guarantees newness) */
+	/* follow: the agent's event stream, resumed across agent restarts */
+	if (!follow_stream(c, o, sch, header, &cursor, &rc))
+		return rc;
+
+	/* an agent without the stream route: oldest first after the cursor;
+	 * since applies only to the first page (the cursor already guarantees
+	 * newness) */
 	while (!cli_stop) {
 		char p2[2200], cur[32];
 		snprintf(cur, sizeof(cur), "%lld", (long long)cursor);
