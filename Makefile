@@ -128,6 +128,7 @@ FUZZ_SRCS_cgpath := src/cgroup/cgpath.c
 FUZZ_SRCS_cgstat := $(wildcard src/cgroup/cgstat*.c)
 FUZZ_SRCS_mounts := src/cgroup/mounts.c
 FUZZ_SRCS_runc_state := src/cgroup/runc_state.c
+FUZZ_SRCS_k8s_names := src/cgroup/k8s_names.c src/cgroup/runc_state.c src/profile/sym_open.c
 # every module's declarations (src/modules/<m>_decl.c, pure data; a
 # module's decl may use its own pure helpers named <m>_redact.c)
 FUZZ_SRCS_config := src/agent/config.c src/common/units.c src/common/log.c src/common/json.c \

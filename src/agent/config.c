@@ -58,6 +58,7 @@ static const struct key keys[] = {
 	{"attribution.negative_ttl", K_DURATION, F(attribution.negative_ttl_s), 1, 86400},
 	{"attribution.v1_controller", K_V1_CONTROLLER, F(attribution.v1_controller), 0, 0},
 	{"attribution.runc_root", K_STR, F(attribution.runc_root), 0, 0},
+	{"attribution.host_root", K_STR, F(attribution.host_root), 0, 0},
 	{"stats.enabled", K_BOOL, F(stats.enabled), 0, 0},
 	{"stats.interval", K_DURATION_NS, F(stats.interval_ns), 100000000ull, 3600000000000ull},
 	{"stats.max_containers", K_UINT, F(stats.max_containers), 1, 1u << 20},
@@ -678,6 +679,13 @@ static int validate(struct sl_config *c, char *err, size_t errlen)
 	if (c->attribution.runc_root[0] != '/') {
 		snprintf(err, errlen, "attribution.runc_root: '%s' is not an absolute path",
 			 c->attribution.runc_root);
+		return -1;
+	}
+	if (c->attribution.host_root[0] &&
+	    (c->attribution.host_root[0] != '/' ||
+	     strlen(c->attribution.host_root) + strlen(c->attribution.runc_root) >= sizeof(c->attribution.runc_root))) {
+		snprintf(err, errlen, "attribution.host_root: '%s' is not an absolute path, or with runc_root longer than %zu bytes",
+			 c->attribution.host_root, sizeof(c->attribution.runc_root) - 1);
 		return -1;
 	}
 	if (c->store.max_bytes && c->store.max_bytes < (1ull << 20)) {

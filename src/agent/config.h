@@ -49,6 +49,7 @@ struct sl_config {
 		uint64_t negative_ttl_s; /* attribution.negative_ttl: default 30s */
 		char v1_controller[32];  /* attribution.v1_controller: default "memory"; a v1 controller name */
 		char runc_root[256];     /* attribution.runc_root: plain runc state root, default "/run/runc"; absolute */
+		char host_root[256];     /* attribution.host_root: prefix of every runtime-state path, default "" */
 	} attribution;
 
 	struct {

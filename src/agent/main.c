@@ -230,7 +230,12 @@ static void setup_cgroups(struct sl_agent *a)
 		a->mounts.v2[0] ? a->mounts.v2 : "(none)", (unsigned long long)a->mounts.v2_root_id, ctrl,
 		a->mounts.v1[0] ? a->mounts.v1 : "(none)", a->mounts.v1_hierarchy_id);
 	/* the one runc index: pipeline, statistics collector and task targets */
-	a->runc = sl_runc_index_new(a->cfg.attribution.runc_root);
+	/* every runtime-state path under attribution.host_root (docs/CONFIG.md) */
+	char runc_root[sizeof(a->cfg.attribution.runc_root)];
+	struct sl_k8s_roots roots; /* copied by the cache */
+	sl_host_path(runc_root, sizeof(runc_root), a->cfg.attribution.host_root, a->cfg.attribution.runc_root);
+	sl_k8s_roots_prefixed(&roots, a->cfg.attribution.host_root);
+	a->runc = sl_runc_index_new(runc_root);
 	if (a->cfg.attribution.enabled) {
 		struct sl_attr_cache_config cc = {
 			.capacity = a->cfg.attribution.cache_size,
@@ -239,6 +244,7 @@ static void setup_cgroups(struct sl_agent *a)
 			.rewalk_interval_ns = 1000000000ull,
 			.names = 1, /* Kubernetes names from the runtimes' state */
 			.runc = a->runc,
+			.roots = &roots,
 		};
 		a->attr = sl_attr_cache_new(&cc, &a->mounts);
 		if (!a->attr)
@@ -529,11 +535,12 @@ int main(int argc, char **argv)
 			.max_containers = a->cfg.stats.max_containers,
 		};
 		_Static_assert(sizeof(stc.runc_root) == sizeof(a->cfg.attribution.runc_root), "runc_root");
-		memcpy(stc.runc_root, a->cfg.attribution.runc_root, sizeof(stc.runc_root));
+		sl_host_path(stc.runc_root, sizeof(stc.runc_root), a->cfg.attribution.host_root,
+			     a->cfg.attribution.runc_root);
 		stc.runc = a->runc;
 		stc.cg_mounts = &a->mounts;
 		struct sl_k8s_roots k8s_roots; /* Kubernetes names (copied by the collector) */
-		sl_k8s_roots_default(&k8s_roots);
+		sl_k8s_roots_prefixed(&k8s_roots, a->cfg.attribution.host_root);
 		stc.k8s_roots = &k8s_roots;
 		a->stats = sl_stats_new(&stc);
 		if (!a->stats || sl_stats_start(a->stats)) {

@@ -237,6 +237,18 @@ int sl_cgstat_read_v2(const char *dir, struct sl_cgstat *out)
 	free(io);
 
 	read_pids(out, dfd);
+
+	struct sl_cgspec_v2_text sp = {
+		.cpu_max = get(out, dfd, "cpu.max"),
+		.cpu_weight = get(out, dfd, "cpu.weight"),
+		.memory_min = get(out, dfd, "memory.min"),
+		.swap_max = get(out, dfd, "memory.swap.max"),
+	};
+	out->malformed += (uint32_t)sl_cgstat_spec_v2_text(&sp, &out->spec);
+	free((char *)sp.cpu_max);
+	free((char *)sp.cpu_weight);
+	free((char *)sp.memory_min);
+	free((char *)sp.swap_max);
 	close(dfd);
 	return 0;
 }
@@ -315,6 +327,20 @@ int sl_cgstat_read_v1(const struct sl_cgstat_v1_dirs *dirs, long clk_tck, struct
 
 	read_pids(out, fd[PIDS]);
 	read_psi(out, fd[UNIFIED]);
+
+	struct sl_cgspec_v1_text sp = {
+		.cfs_quota_us = get(out, fd[CPU], "cpu.cfs_quota_us"),
+		.cfs_period_us = get(out, fd[CPU], "cpu.cfs_period_us"),
+		.shares = get(out, fd[CPU], "cpu.shares"),
+		.soft_limit = get(out, fd[MEM], "memory.soft_limit_in_bytes"),
+		.memsw_limit = get(out, fd[MEM], "memory.memsw.limit_in_bytes"),
+	};
+	out->malformed += (uint32_t)sl_cgstat_spec_v1_text(&sp, &out->spec);
+	free((char *)sp.cfs_quota_us);
+	free((char *)sp.cfs_period_us);
+	free((char *)sp.shares);
+	free((char *)sp.soft_limit);
+	free((char *)sp.memsw_limit);
 
 	for (int i = 0; i < NDIR; i++)
 		if (fd[i] >= 0)

@@ -185,6 +185,36 @@ struct sl_cgstat_pids {
 	uint64_t current, max;
 };
 
+/* --------------------------------------------------------------- spec */
+
+/* Known bits of struct sl_cgstat_spec. */
+enum {
+	SL_SPEC_CPU_QUOTA = 1u << 0,
+	SL_SPEC_CPU_PERIOD = 1u << 1,
+	SL_SPEC_CPU_SHARES = 1u << 2,
+	SL_SPEC_MEM_RESERVATION = 1u << 3,
+	SL_SPEC_MEM_SWAP_LIMIT = 1u << 4,
+};
+
+/* The limits a container was given (cAdvisor's ContainerSpec, read the way
+ * cAdvisor's container/common/helpers.go getSpecInternal reads them).
+ *   cpu_quota_usec   v2 cpu.max first field; v1 cpu.cfs_quota_us.
+ *                    SL_CGSTAT_UNLIMITED for "max" / -1 (no quota).
+ *   cpu_period_usec  v2 cpu.max second field; v1 cpu.cfs_period_us.
+ *   cpu_shares       v1 cpu.shares; v2 cpu.weight converted to shares as
+ *                    cAdvisor does (sl_cgstat_weight_to_shares).
+ *   mem_reservation_bytes  v2 memory.min (cAdvisor reads memory.min, not
+ *                    memory.low); v1 memory.soft_limit_in_bytes.
+ *   mem_swap_limit_bytes   v2 memory.swap.max (swap alone); v1
+ *                    memory.memsw.limit_in_bytes (memory + swap), as read.
+ * Byte limits: SL_CGSTAT_UNLIMITED for "max" and the v1 huge values (>=
+ * SL_CGSTAT_V1_UNLIMITED_MIN). The memory limit itself is mem.limit_bytes. */
+struct sl_cgstat_spec {
+	uint32_t known; /* SL_SPEC_* */
+	uint64_t cpu_quota_usec, cpu_period_usec, cpu_shares;
+	uint64_t mem_reservation_bytes, mem_swap_limit_bytes;
+};
+
 /* ---------------------------------------------------------- aggregate */
 
 struct sl_cgstat {
@@ -196,6 +226,7 @@ struct sl_cgstat {
 	struct sl_cgstat_psi psi[SL_PSI_NRES]; /* indexed by enum sl_psi_res */
 	struct sl_cgstat_io io;
 	struct sl_cgstat_pids pids;
+	struct sl_cgstat_spec spec;
 };
 
 /* ------------------------------------------------- generic text parsers */
@@ -295,11 +326,50 @@ int sl_cgstat_io_v1_text(const char *service_bytes, const char *serviced,
  * the number of malformed files (0..2). */
 int sl_cgstat_pids_text(const char *current, const char *max, struct sl_cgstat_pids *out);
 
+/* v2 cpu.max: "<quota|max> <period>". Returns 0 with *quota (SL_CGSTAT_
+ * UNLIMITED for "max") and *period set, -EINVAL for anything else (NULL,
+ * one field, junk, period 0); outputs untouched on error. */
+int sl_cgparse_cpu_max(const char *text, uint64_t *quota, uint64_t *period);
+
+/* v1 cpu.cfs_quota_us: "-1" (no quota: 1 with *out = SL_CGSTAT_UNLIMITED) or
+ * a decimal (0 with *out set); -EINVAL otherwise. */
+int sl_cgparse_cfs_quota(const char *text, uint64_t *out);
+
+/* cgroup v2 cpu.weight [1, 10000] to v1 cpu.shares [2, 262144], cAdvisor's
+ * convertCPUWeightToCPULimit: 2 + ((weight - 1) * 262142) / 9999. Returns
+ * false for a weight outside [1, 10000]. */
+bool sl_cgstat_weight_to_shares(uint64_t weight, uint64_t *shares);
+
+/* v2 spec files (NULL = absent). */
+struct sl_cgspec_v2_text {
+	const char *cpu_max;    /* cpu.max */
+	const char *cpu_weight; /* cpu.weight */
+	const char *memory_min; /* memory.min */
+	const char *swap_max;   /* memory.swap.max */
+};
+
+/* v2 spec. Zeroes *out first. Returns the number of malformed files. */
+int sl_cgstat_spec_v2_text(const struct sl_cgspec_v2_text *in, struct sl_cgstat_spec *out);
+
+/* v1 spec files (NULL = absent). */
+struct sl_cgspec_v1_text {
+	const char *cfs_quota_us;  /* cpu.cfs_quota_us */
+	const char *cfs_period_us; /* cpu.cfs_period_us */
+	const char *shares;        /* cpu.shares */
+	const char *soft_limit;    /* memory.soft_limit_in_bytes */
+	const char *memsw_limit;   /* memory.memsw.limit_in_bytes */
+};
+
+/* v1 spec; the v1 "unlimited" huge values become SL_CGSTAT_UNLIMITED.
+ * Zeroes *out first. Returns the number of malformed files. */
+int sl_cgstat_spec_v1_text(const struct sl_cgspec_v1_text *in, struct sl_cgstat_spec *out);
+
 /* ---------------------------------------------------- directory readers */
 
 /* Read one cgroup v2 directory (e.g. /sys/fs/cgroup/kubepods.slice/...):
  * cpu.stat, memory.{current,stat,peak,max,swap.current,events},
- * {cpu,memory,io}.pressure, io.stat, pids.{current,max}. A file that is
+ * {cpu,memory,io}.pressure, io.stat, pids.{current,max}, and the spec files
+ * cpu.{max,weight}, memory.{min,swap.max}. A file that is
  * missing or unreadable leaves its figures unknown. Zeroes *out, sets
  * version = 2. Returns 0 if the directory could be opened (even if no file
  * was readable: check files_read / known bits), -ENOENT if the directory
@@ -319,7 +389,9 @@ struct sl_cgstat_v1_dirs {
  * memory.{usage_in_bytes,stat,max_usage_in_bytes,limit_in_bytes,oom_control},
  * blkio.throttle.io_service_bytes_recursive / io_serviced_recursive (each
  * falling back to the non-recursive file on kernels without it),
- * pids.{current,max}, and {cpu,memory,io}.pressure from `unified`.
+ * pids.{current,max}, the spec files cpu.{cfs_quota_us,cfs_period_us,shares},
+ * memory.{soft_limit_in_bytes,memsw.limit_in_bytes}, and
+ * {cpu,memory,io}.pressure from `unified`.
  * clk_tck <= 0 means sysconf(_SC_CLK_TCK). Zeroes *out, sets version = 1.
  * Returns 0 if at least one given directory could be opened, -ENOENT if
  * none exists, -EINVAL when dirs is NULL or names no directory. */

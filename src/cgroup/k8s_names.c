@@ -364,6 +364,47 @@ void sl_k8s_roots_default(struct sl_k8s_roots *r)
 	snprintf(r->log_containers, sizeof(r->log_containers), "/var/log/containers");
 }
 
+/* host_root without a trailing '/' ("/" and "" -> ""), its length. */
+static size_t prefix_len(const char *host_root)
+{
+	size_t n = host_root ? strlen(host_root) : 0;
+	while (n > 0 && host_root[n - 1] == '/')
+		n--;
+	return n;
+}
+
+int sl_host_path(char *dst, size_t n, const char *host_root, const char *path)
+{
+	size_t pl = prefix_len(host_root);
+	int w = snprintf(dst, n, "%.*s%s", (int)pl, pl ? host_root : "", path);
+	if (w < 0 || (size_t)w >= n) {
+		if (n)
+			dst[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+int sl_k8s_roots_prefixed(struct sl_k8s_roots *r, const char *host_root)
+{
+	struct sl_k8s_roots d;
+	sl_k8s_roots_default(&d);
+	memset(r, 0, sizeof(*r));
+	size_t pl = prefix_len(host_root);
+	if (pl >= sizeof(r->host_root))
+		return -ENAMETOOLONG;
+	memcpy(r->host_root, host_root, pl);
+	if (sl_host_path(r->containerd, sizeof(r->containerd), host_root, d.containerd) ||
+	    sl_host_path(r->crio, sizeof(r->crio), host_root, d.crio) ||
+	    sl_host_path(r->docker, sizeof(r->docker), host_root, d.docker) ||
+	    sl_host_path(r->log_pods, sizeof(r->log_pods), host_root, d.log_pods) ||
+	    sl_host_path(r->log_containers, sizeof(r->log_containers), host_root, d.log_containers)) {
+		memset(r, 0, sizeof(*r));
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
 static int id_ok(const char *id)
 {
 	size_t n = id ? strlen(id) : 0;
@@ -468,7 +509,8 @@ int sl_k8s_names_lookup(const struct sl_k8s_roots *r, const struct sl_runc_snap 
 		return 0;
 	meta_clear(&m);
 	if (runc && sl_runc_snap_bundle(runc, container_id, bundle, sizeof(bundle)) &&
-	    snprintf(path, sizeof(path), "%s/config.json", bundle) < (int)sizeof(path))
+	    (bundle[0] == '/' || !r->host_root[0]) &&
+	    snprintf(path, sizeof(path), "%s%s/config.json", r->host_root, bundle) < (int)sizeof(path))
 		res = try_file(path, sl_k8s_parse_oci_config, pod_uid, &m);
 	if (res == 0)
 		res = try_containerd(r, container_id, pod_uid, &m);

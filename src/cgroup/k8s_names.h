@@ -81,10 +81,23 @@ struct sl_k8s_roots {
 	char docker[256];         /* /var/lib/docker/containers */
 	char log_pods[256];       /* /var/log/pods */
 	char log_containers[256]; /* /var/log/containers */
+	/* prefix of the bundle paths runc's state.json records (host paths),
+	 * "" = none: attribution.host_root, when the host's /run and /var are
+	 * mounted under it (a DaemonSet) */
+	char host_root[256];
 };
 
 /* The default roots above. */
 void sl_k8s_roots_default(struct sl_k8s_roots *r);
+
+/* The default roots under host_root (NULL, "" or "/" = none; a trailing
+ * '/' is dropped), host_root recorded for the bundle paths. Returns 0, or
+ * -ENAMETOOLONG when a prefixed root does not fit (*r = the defaults then
+ * left empty: nothing is looked up rather than the wrong files). */
+int sl_k8s_roots_prefixed(struct sl_k8s_roots *r, const char *host_root);
+
+/* dst = host_root + path (host_root as above). Returns 0 or -ENAMETOOLONG. */
+int sl_host_path(char *dst, size_t n, const char *host_root, const char *path);
 
 struct sl_runc_snap;
 

@@ -42,9 +42,17 @@ G(g_peak, c->st.mem.known & SL_MEM_PEAK, c->st.mem.peak_bytes)
 G(g_cache, c->st.mem.known & SL_MEM_CACHE, c->st.mem.cache_bytes)
 G(g_rss, c->st.mem.known & SL_MEM_RSS, c->st.mem.rss_bytes)
 G(g_swap, c->st.mem.known & SL_MEM_SWAP, c->st.mem.swap_bytes)
-/* cAdvisor: 0 = no limit */
-G(g_limit, c->st.mem.known & SL_MEM_LIMIT,
-  c->st.mem.limit_bytes == SL_CGSTAT_UNLIMITED ? 0 : c->st.mem.limit_bytes)
+/* cAdvisor's specMemoryValue: a byte limit above 2^62 is "no limit", 0 */
+#define SPEC_MEM(v) ((v) > (1ull << 62) ? 0 : (v))
+G(g_limit, c->st.mem.known & SL_MEM_LIMIT, SPEC_MEM(c->st.mem.limit_bytes))
+G(g_resv, c->st.spec.known & SL_SPEC_MEM_RESERVATION, SPEC_MEM(c->st.spec.mem_reservation_bytes))
+G(g_swlim, c->st.spec.known & SL_SPEC_MEM_SWAP_LIMIT, SPEC_MEM(c->st.spec.mem_swap_limit_bytes))
+#undef SPEC_MEM
+/* cAdvisor writes no quota sample without a quota ("max", -1) */
+G(g_quota, (c->st.spec.known & SL_SPEC_CPU_QUOTA) && c->st.spec.cpu_quota_usec != SL_CGSTAT_UNLIMITED,
+  c->st.spec.cpu_quota_usec)
+G(g_period, c->st.spec.known & SL_SPEC_CPU_PERIOD, c->st.spec.cpu_period_usec)
+G(g_shares, c->st.spec.known & SL_SPEC_CPU_SHARES, c->st.spec.cpu_shares)
 G(g_oomk, c->st.mem.known & SL_MEM_OOM_KILL, c->st.mem.oom_kill_events)
 G(g_oom, c->st.mem.known & SL_MEM_OOM, c->st.mem.oom_events)
 G(g_thr, c->st.pids.known & SL_PIDS_CURRENT, c->st.pids.current)
@@ -65,7 +73,12 @@ static const struct cfam cfams[] = {
 	{"container_memory_cache", SL_PROM_GAUGE, "Number of bytes of page cache memory.", V_U64, g_cache},
 	{"container_memory_rss", SL_PROM_GAUGE, "Size of RSS (anonymous memory) in bytes.", V_U64, g_rss},
 	{"container_memory_swap", SL_PROM_GAUGE, "Container swap usage in bytes.", V_U64, g_swap},
+	{"container_spec_cpu_quota", SL_PROM_GAUGE, "CPU quota of the container in microseconds per period (cpu.max / cpu.cfs_quota_us; no sample without a quota).", V_U64, g_quota},
+	{"container_spec_cpu_period", SL_PROM_GAUGE, "CPU period of the container in microseconds (cpu.max / cpu.cfs_period_us).", V_U64, g_period},
+	{"container_spec_cpu_shares", SL_PROM_GAUGE, "CPU share of the container (cpu.shares; v2: cpu.weight as shares, 2 + (weight-1)*262142/9999).", V_U64, g_shares},
 	{"container_spec_memory_limit_bytes", SL_PROM_GAUGE, "Memory limit for the container in bytes (0 = no limit).", V_U64, g_limit},
+	{"container_spec_memory_reservation_limit_bytes", SL_PROM_GAUGE, "Memory reservation limit for the container in bytes (memory.min / memory.soft_limit_in_bytes; 0 = none).", V_U64, g_resv},
+	{"container_spec_memory_swap_limit_bytes", SL_PROM_GAUGE, "Memory swap limit for the container in bytes (memory.swap.max / memory.memsw.limit_in_bytes; 0 = no limit).", V_U64, g_swlim},
 	{"container_oom_events_total", SL_PROM_COUNTER, "Count of out of memory kills in the container (memory.events oom_kill / memory.oom_control oom_kill).", V_U64, g_oomk},
 	{"container_threads", SL_PROM_GAUGE, "Number of threads running inside the container (pids.current).", V_U64, g_thr},
 	{"container_threads_max", SL_PROM_GAUGE, "Maximum number of threads allowed inside the container (pids.max; 0 = no limit).", V_U64, g_thrmax},

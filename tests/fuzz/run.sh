@@ -49,6 +49,7 @@ seeds() {
 	cgstat) echo "$shared/memory $shared/cpu $shared/psi $own/memory $own/cpu $own/psi $own/io" ;;
 	mounts) echo "tests/fuzz/seeds/mounts /proc/self/mountinfo" ;;
 	runc_state) echo "tests/fuzz/seeds/runc_state $shared/oci_annotations" ;;
+	k8s_names) echo "tests/fuzz/seeds/k8s_names $shared/oci_annotations" ;;
 	config) echo "tests/fuzz/seeds/config deploy/sandlensd.yaml" ;;
 	api_params) echo "tests/fuzz/seeds/api_params" ;;
 	task_spec) echo "tests/fuzz/seeds/task_spec" ;;
@@ -67,7 +68,7 @@ make_seed_dir() {
 	for src in $(seeds "$t"); do
 		if [ -d "$src" ]; then
 			for f in "$src"/*; do
-				case $f in *.json | *.expected) [ "$t" = runc_state ] || [ "$t" = task_spec ] || continue ;; esac
+				case $f in *.json | *.expected) [ "$t" = runc_state ] || [ "$t" = task_spec ] || [ "$t" = k8s_names ] || continue ;; esac
 				[ -f "$f" ] && cp "$f" "$dir/$(basename "$src")-$(basename "$f")"
 			done
 		elif [ -r "$src" ]; then

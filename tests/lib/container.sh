@@ -2,13 +2,15 @@
 # call sl_init first).
 #
 #   ct_require              SKIP unless runc, busybox-static, jq are usable
-#   ct_create NAME KIND [--mem MIB] [--core] [--script FILE] -- ARGS...
+#   ct_create NAME KIND [--mem MIB] [--core] [--script FILE] [--resources JSON] -- ARGS...
 #        Make a bundle in $SL_TMP/ct-NAME: busybox rootfs (sh, sleep, cat,
 #        dd, true, echo, ... as symlinks), build/helpers/sl-testprog in
 #        /bin, `runc spec` edited with jq: process.args = ARGS, terminal
 #        false, cwd /, RLIMIT_CORE 0 (or 1 GiB and a writable rootfs with
 #        --core), memory limit MIB MiB with swap limit = memory limit (no
-#        swapping) with --mem, --script FILE copied to /run.sh.
+#        swapping) with --mem, --script FILE copied to /run.sh, --resources
+#        JSON (an OCI linux.resources object) merged into linux.resources
+#        after --mem (e.g. '{"cpu":{"quota":25000,"period":50000}}').
 #        KIND kubepods: id = 64 random hex, cgroupsPath
 #          /kubepods/burstable/pod<uuid>/<id>, CT_POD_UID = <uuid>
 #        KIND plain: id = sl-NAME-<8 hex>, cgroupsPath /sandlens-test/<id>
@@ -43,12 +45,13 @@ _ct_hex() { od -An -tx1 -N"$1" /dev/urandom | tr -d ' \n'; }
 ct_create() {
 	local name=$1 kind=$2
 	shift 2
-	local mem="" core=0 script=""
+	local mem="" core=0 script="" res="{}"
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--mem) mem=$2; shift 2 ;;
 		--core) core=1; shift ;;
 		--script) script=$2; shift 2 ;;
+		--resources) res=$2; shift 2 ;;
 		--) shift; break ;;
 		*) fail "ct_create: unknown option $1" ;;
 		esac
@@ -85,7 +88,7 @@ ct_create() {
 	local core_lim=0 ro=true
 	[ "$core" = 1 ] && core_lim=1073741824 && ro=false
 	jq --argjson args "$args_json" --arg cg "$CT_CGPATH" --argjson core "$core_lim" \
-		--argjson ro "$ro" --arg mem "$mem" '
+		--argjson ro "$ro" --arg mem "$mem" --argjson res "$res" '
 		.process.args = $args
 		| .process.terminal = false
 		| .process.cwd = "/"
@@ -97,6 +100,7 @@ ct_create() {
 			.linux.resources.memory = {limit: (($mem | tonumber) * 1048576),
 						   swap: (($mem | tonumber) * 1048576)}
 		  else . end
+		| .linux.resources = ((.linux.resources // {}) * $res)
 		' "$CT_DIR/config.json" >"$CT_DIR/config.json.new" || fail "jq edit of config.json failed"
 	mv "$CT_DIR/config.json.new" "$CT_DIR/config.json"
 	cp "$CT_DIR/config.json" "$SL_LOGDIR/ct-$name.config.json"

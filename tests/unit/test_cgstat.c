@@ -978,6 +978,127 @@ static void dir_v1(void **s)
 	free(d);
 }
 
+/* The container_spec_* parsers (cgstat_spec.c), over kernel text. */
+static void spec_text(void **s)
+{
+	(void)s;
+	uint64_t q = 7, p = 7;
+
+	/* cpu.max */
+	assert_int_equal(sl_cgparse_cpu_max("30000 100000\n", &q, &p), 0);
+	assert_int_equal(q, 30000);
+	assert_int_equal(p, 100000);
+	assert_int_equal(sl_cgparse_cpu_max("max 100000\n", &q, &p), 0);
+	assert_true(q == SL_CGSTAT_UNLIMITED);
+	assert_int_equal(p, 100000);
+	q = p = 7;
+	const char *bad_max[] = {NULL, "", "max\n", "100000\n", "max 0\n", "-1 100000\n",
+				 "30000 100000 5\n", "30000 max\n", "30000\t100000\n",
+				 "30000 100000x\n", "99999999999999999999 100000\n"};
+	for (size_t i = 0; i < sizeof(bad_max) / sizeof(bad_max[0]); i++) {
+		assert_int_equal(sl_cgparse_cpu_max(bad_max[i], &q, &p), -EINVAL);
+		assert_int_equal(q, 7);
+		assert_int_equal(p, 7);
+	}
+	/* cpu.cfs_quota_us */
+	assert_int_equal(sl_cgparse_cfs_quota("-1\n", &q), 1);
+	assert_true(q == SL_CGSTAT_UNLIMITED);
+	assert_int_equal(sl_cgparse_cfs_quota("50000\n", &q), 0);
+	assert_int_equal(q, 50000);
+	assert_int_equal(sl_cgparse_cfs_quota("-2\n", &q), -EINVAL);
+	assert_int_equal(sl_cgparse_cfs_quota("-1x\n", &q), -EINVAL);
+	assert_int_equal(sl_cgparse_cfs_quota("max\n", &q), -EINVAL);
+	assert_int_equal(sl_cgparse_cfs_quota(NULL, &q), -EINVAL);
+	/* cpu.weight -> shares, cAdvisor's convertCPUWeightToCPULimit */
+	uint64_t sh = 0;
+	assert_true(sl_cgstat_weight_to_shares(1, &sh));
+	assert_int_equal(sh, 2);
+	assert_true(sl_cgstat_weight_to_shares(100, &sh)); /* the v2 default */
+	assert_int_equal(sh, 2597);
+	assert_true(sl_cgstat_weight_to_shares(39, &sh)); /* runc's weight for 1024 shares */
+	assert_int_equal(sh, 998);
+	assert_true(sl_cgstat_weight_to_shares(10000, &sh));
+	assert_int_equal(sh, 262144);
+	assert_false(sl_cgstat_weight_to_shares(0, &sh));
+	assert_false(sl_cgstat_weight_to_shares(10001, &sh));
+
+	/* v2: every file */
+	struct sl_cgstat_spec sp;
+	struct sl_cgspec_v2_text v2 = {"30000 100000\n", "39\n", "16777216\n", "max\n"};
+	assert_int_equal(sl_cgstat_spec_v2_text(&v2, &sp), 0);
+	assert_int_equal(sp.known, 0x1f);
+	assert_int_equal(sp.cpu_quota_usec, 30000);
+	assert_int_equal(sp.cpu_period_usec, 100000);
+	assert_int_equal(sp.cpu_shares, 998);
+	assert_int_equal(sp.mem_reservation_bytes, 16777216);
+	assert_true(sp.mem_swap_limit_bytes == SL_CGSTAT_UNLIMITED);
+	/* v2: absent files unknown, malformed files counted and unknown */
+	struct sl_cgspec_v2_text v2b = {"max 100000\n", "0\n", "junk\n", NULL};
+	assert_int_equal(sl_cgstat_spec_v2_text(&v2b, &sp), 2);
+	assert_int_equal(sp.known, SL_SPEC_CPU_QUOTA | SL_SPEC_CPU_PERIOD);
+	assert_true(sp.cpu_quota_usec == SL_CGSTAT_UNLIMITED);
+	assert_int_equal(sl_cgstat_spec_v2_text(NULL, &sp), 0);
+	assert_int_equal(sp.known, 0);
+
+	/* v1: the "unlimited" huge values (PAGE_COUNTER_MAX * 4 KiB) */
+	struct sl_cgspec_v1_text v1 = {"-1\n", "100000\n", "1024\n", "9223372036854771712\n",
+				       "9223372036854771712\n"};
+	assert_int_equal(sl_cgstat_spec_v1_text(&v1, &sp), 0);
+	assert_int_equal(sp.known, 0x1f);
+	assert_true(sp.cpu_quota_usec == SL_CGSTAT_UNLIMITED);
+	assert_int_equal(sp.cpu_period_usec, 100000);
+	assert_int_equal(sp.cpu_shares, 1024);
+	assert_true(sp.mem_reservation_bytes == SL_CGSTAT_UNLIMITED);
+	assert_true(sp.mem_swap_limit_bytes == SL_CGSTAT_UNLIMITED);
+	struct sl_cgspec_v1_text v1b = {"25000\n", "0\n", "max\n", "33554432\n", "67108864\n"};
+	assert_int_equal(sl_cgstat_spec_v1_text(&v1b, &sp), 2); /* period 0, shares "max" */
+	assert_int_equal(sp.known, SL_SPEC_CPU_QUOTA | SL_SPEC_MEM_RESERVATION | SL_SPEC_MEM_SWAP_LIMIT);
+	assert_int_equal(sp.cpu_quota_usec, 25000);
+	assert_int_equal(sp.mem_reservation_bytes, 33554432);
+	assert_int_equal(sp.mem_swap_limit_bytes, 67108864);
+}
+
+/* The spec files through the directory readers. */
+static void dir_spec(void **s)
+{
+	(void)s;
+	char *d = mkfix();
+	struct sl_cgstat st;
+
+	write_file(d, "cpu.max", "50000 100000\n");
+	write_file(d, "cpu.weight", "100\n");
+	write_file(d, "memory.min", "0\n");
+	write_file(d, "memory.swap.max", "134217728\n");
+	assert_int_equal(sl_cgstat_read_v2(d, &st), 0);
+	assert_int_equal(st.files_read, 4);
+	assert_int_equal(st.spec.known, 0x1f);
+	assert_int_equal(st.spec.cpu_quota_usec, 50000);
+	assert_int_equal(st.spec.cpu_shares, 2597);
+	assert_int_equal(st.spec.mem_reservation_bytes, 0);
+	assert_int_equal(st.spec.mem_swap_limit_bytes, 134217728);
+	rm_rf(d);
+	free(d);
+
+	d = mkfix();
+	char mem[600], cpu[600];
+	sub(mem, sizeof(mem), d, "memory");
+	sub(cpu, sizeof(cpu), d, "cpu");
+	write_file(cpu, "cpu.cfs_quota_us", "30000\n");
+	write_file(cpu, "cpu.cfs_period_us", "100000\n");
+	write_file(cpu, "cpu.shares", "512\n");
+	write_file(mem, "memory.soft_limit_in_bytes", "9223372036854771712\n");
+	/* no memory.memsw.limit_in_bytes: no swap accounting -> unknown */
+	struct sl_cgstat_v1_dirs dirs = {.memory = mem, .cpu = cpu};
+	assert_int_equal(sl_cgstat_read_v1(&dirs, 100, &st), 0);
+	assert_int_equal(st.spec.known, SL_SPEC_CPU_QUOTA | SL_SPEC_CPU_PERIOD | SL_SPEC_CPU_SHARES |
+						SL_SPEC_MEM_RESERVATION);
+	assert_int_equal(st.spec.cpu_quota_usec, 30000);
+	assert_int_equal(st.spec.cpu_shares, 512);
+	assert_true(st.spec.mem_reservation_bytes == SL_CGSTAT_UNLIMITED);
+	rm_rf(d);
+	free(d);
+}
+
 /* The host's own cgroup root: whatever is mounted, the readers must not
  * crash and must keep the invariants. Environment-dependent values are
  * not asserted. */
@@ -1019,6 +1140,7 @@ int main(void)
 		cmocka_unit_test(io_v2_many_devices), cmocka_unit_test(pids_edges),
 		cmocka_unit_test(dir_v2),            cmocka_unit_test(dir_v2_empty),
 		cmocka_unit_test(dir_v1),            cmocka_unit_test(host_smoke),
+		cmocka_unit_test(spec_text),         cmocka_unit_test(dir_spec),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

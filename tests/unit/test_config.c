@@ -165,6 +165,7 @@ static void errors_name_the_key(void **state)
 		{"tracefs: sys/kernel/tracing\n", "tracefs:"},
 		{"attribution:\n  runc_root: \"\"\n", "attribution.runc_root: '' is not an absolute path"},
 		{"attribution:\n  runc_root: run/runc\n", "attribution.runc_root:"},
+		{"attribution:\n  host_root: host\n", "attribution.host_root: 'host' is not an absolute path"},
 		/* sched.watch: a list has at least one prefix; all/none are whole values */
 		{"sched:\n  watch: \"\"\n", "sched.watch:"},
 		{"sched:\n  watch: \" , ,\"\n", "sched.watch:"},
@@ -290,7 +291,7 @@ static void accepted_values(void **state)
 			"tasks:\n  store_path: \"\"\n"
 			"sched:\n  watch: \"4f2a9c, 6d1e-pod\"\n"
 			"tracefs: /sys/kernel/debug/tracing\n"
-			"attribution:\n  runc_root: /run/containerd/runc/k8s.io\n  v1_controller: pids\n";
+			"attribution:\n  runc_root: /run/containerd/runc/k8s.io\n  v1_controller: pids\n  host_root: /host\n";
 	if (load(y, &c, err, sizeof(err))) {
 		print_error("'%s'\n", err);
 		fail();
@@ -301,6 +302,7 @@ static void accepted_values(void **state)
 	assert_string_equal(c.tracefs, "/sys/kernel/debug/tracing");
 	assert_string_equal(c.attribution.runc_root, "/run/containerd/runc/k8s.io");
 	assert_string_equal(c.attribution.v1_controller, "pids");
+	assert_string_equal(c.attribution.host_root, "/host");
 	assert_int_equal(load("sched:\n  watch: none\n", &c, err, sizeof(err)), 0);
 }
 

@@ -314,6 +314,88 @@ static void t_lookup_sources(void **state)
 	assert_int_equal(sl_k8s_names_lookup(&r, NULL, "", "", &nm), 0);
 }
 
+/* attribution.host_root: the host's /run and /var under a prefix (a
+ * DaemonSet's /host). Every default root is prefixed, and the bundle path
+ * runc's state.json records (a host path) is read under the prefix too. */
+static void t_host_root(void **state)
+{
+	(void)state;
+	char hr[256], p[1024];
+	struct sl_k8s_roots r;
+	struct sl_k8s_names nm;
+
+	snprintf(hr, sizeof(hr), "%s/host/", tmp); /* trailing '/' dropped */
+	assert_int_equal(sl_k8s_roots_prefixed(&r, hr), 0);
+	snprintf(p, sizeof(p), "%s/host/run/containerd/io.containerd.runtime.v2.task", tmp);
+	assert_string_equal(r.containerd, p);
+	snprintf(p, sizeof(p), "%s/host/var/log/pods", tmp);
+	assert_string_equal(r.log_pods, p);
+	snprintf(p, sizeof(p), "%s/host", tmp);
+	assert_string_equal(r.host_root, p);
+
+	/* containerd, CRI-O, docker, logs: each found only under the prefix */
+	mkdirs("%s/k8s.io/h1", r.containerd);
+	snprintf(p, sizeof(p), "%s/k8s.io/h1/config.json", r.containerd);
+	write_file(p, CD_ANN("hr-a", "api-0", "server", UID));
+	mkdirs("%s/h2/userdata", r.crio);
+	snprintf(p, sizeof(p), "%s/h2/userdata/config.json", r.crio);
+	write_file(p, "{\"annotations\":" CRIO_MAP "}");
+	mkdirs("%s/h4", r.docker);
+	snprintf(p, sizeof(p), "%s/h4/config.v2.json", r.docker);
+	write_file(p, "{\"Config\":{\"Image\":\"nginx:1.25\",\"Labels\":{\"io.kubernetes.pod.namespace\":\"hr-d\","
+		      "\"io.kubernetes.pod.name\":\"web-0\",\"io.kubernetes.container.name\":\"web\"}}}");
+	mkdirs("%s/hr-l_db-0_" UID "/pg", r.log_pods);
+	assert_int_equal(sl_k8s_names_lookup(&r, NULL, "h1", UID, &nm), 1);
+	assert_string_equal(nm.ns, "hr-a");
+	assert_int_equal(sl_k8s_names_lookup(&r, NULL, "h2", "", &nm), 1);
+	assert_string_equal(nm.container, "coredns");
+	assert_int_equal(sl_k8s_names_lookup(&r, NULL, "h4", "", &nm), 1);
+	assert_string_equal(nm.ns, "hr-d");
+	assert_int_equal(sl_k8s_names_lookup(&r, NULL, "h5", UID, &nm), 1);
+	assert_string_equal(nm.ns, "hr-l");
+	/* without the prefix the same state is not found */
+	struct sl_k8s_roots plain;
+	assert_int_equal(sl_k8s_roots_prefixed(&plain, ""), 0);
+	struct sl_k8s_roots def;
+	sl_k8s_roots_default(&def);
+	assert_memory_equal(&plain, &def, sizeof(def));
+	assert_int_equal(sl_k8s_roots_prefixed(&plain, "/"), 0);
+	assert_string_equal(plain.containerd, def.containerd);
+
+	/* runc: the root under the prefix (sl_host_path), the bundle label a
+	 * host path: /run/containerd/... read as <prefix>/run/containerd/... */
+	char rroot[256], st[1024];
+	assert_int_equal(sl_host_path(rroot, sizeof(rroot), hr, "/run/runc"), 0);
+	snprintf(p, sizeof(p), "%s/host/run/runc", tmp);
+	assert_string_equal(rroot, p);
+	mkdirs("%s/h3", rroot);
+	mkdirs("%s/host/run/containerd/bundles/h3", tmp);
+	snprintf(p, sizeof(p), "%s/host/run/containerd/bundles/h3/config.json", tmp);
+	write_file(p, CD_ANN("hr-b", "job-x", "worker", UID));
+	snprintf(st, sizeof(st),
+		 "{\"id\":\"h3\",\"cgroup_paths\":{\"\":\"/sys/fs/cgroup/x/h3\"},"
+		 "\"config\":{\"labels\":[\"bundle=/run/containerd/bundles/h3\"]}}");
+	snprintf(p, sizeof(p), "%s/h3/state.json", rroot);
+	write_file(p, st);
+	struct sl_runc_index *ix = sl_runc_index_new(rroot);
+	struct sl_runc_snap *s = sl_runc_index_get(ix);
+	assert_int_equal(sl_k8s_names_lookup(&r, s, "h3", UID, &nm), 1);
+	assert_string_equal(nm.ns, "hr-b");
+	assert_string_equal(nm.container, "worker");
+	sl_runc_snap_put(s);
+	sl_runc_index_free(ix);
+
+	/* too long: nothing is looked up rather than a cut path */
+	char big[300];
+	memset(big, 'a', sizeof(big) - 1);
+	big[0] = '/';
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(sl_k8s_roots_prefixed(&r, big), -ENAMETOOLONG);
+	assert_string_equal(r.containerd, "");
+	assert_int_equal(sl_host_path(rroot, sizeof(rroot), big, "/run/runc"), -ENAMETOOLONG);
+	assert_string_equal(rroot, "");
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -389,7 +471,7 @@ int main(void)
 		return 1;
 	const struct CMUnitTest t[] = {
 		cmocka_unit_test(t_shared_cases), cmocka_unit_test(t_crio_and_docker), cmocka_unit_test(t_hostile_values),
-		cmocka_unit_test(t_log_names),    cmocka_unit_test(t_lookup_sources),  cmocka_unit_test(t_hostile_files),
+		cmocka_unit_test(t_log_names),    cmocka_unit_test(t_lookup_sources),  cmocka_unit_test(t_host_root),  cmocka_unit_test(t_hostile_files),
 	};
 	int rc = cmocka_run_group_tests(t, NULL, NULL);
 	char cmd[128];

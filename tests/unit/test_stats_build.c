@@ -456,6 +456,17 @@ static void test_prom(void **state)
 	(void)state;
 	v2ctr(PODDIR "/" CA, 100000, 30000, 150000, 1500000);
 	v2ctr(PODDIR "/" CB, 200000, 50000, 250000, 7);
+	/* limits (container_spec_*): A has a quota, weight, memory.min and a
+	 * swap limit; B has "max" everywhere and no memory.min */
+	char sd[1024];
+	snprintf(sd, sizeof(sd), "%s/v2%s/%s", root, PODDIR, CA);
+	put(sd, "cpu.max", "30000 100000\n");
+	put(sd, "cpu.weight", "39\n");
+	put(sd, "memory.min", "8388608\n");
+	put(sd, "memory.swap.max", "16777216\n");
+	snprintf(sd, sizeof(sd), "%s/v2%s/%s", root, PODDIR, CB);
+	put(sd, "cpu.max", "max 100000\n");
+	put(sd, "memory.swap.max", "max\n");
 	struct sl_stats_snap *s = build(NULL, 0);
 	assert_int_equal(sl_stats_render_prom(s, 1), 0);
 	char *t = strndup(s->prom->text, s->prom->len);
@@ -476,6 +487,33 @@ static void test_prom(void **state)
 	assert_true(has_line(t, line));
 	snprintf(line, sizeof(line), "container_oom_events_total%s 2", lab);
 	assert_true(has_line(t, line));
+	snprintf(line, sizeof(line), "container_spec_cpu_quota%s 30000", lab);
+	assert_true(has_line(t, line));
+	snprintf(line, sizeof(line), "container_spec_cpu_period%s 100000", lab);
+	assert_true(has_line(t, line));
+	snprintf(line, sizeof(line), "container_spec_cpu_shares%s 998", lab);
+	assert_true(has_line(t, line));
+	snprintf(line, sizeof(line), "container_spec_memory_reservation_limit_bytes%s 8388608", lab);
+	assert_true(has_line(t, line));
+	snprintf(line, sizeof(line), "container_spec_memory_swap_limit_bytes%s 16777216", lab);
+	assert_true(has_line(t, line));
+	snprintf(line, sizeof(line), "container_spec_memory_limit_bytes%s 0", lab);
+	assert_true(has_line(t, line));
+	{
+		const char *lb = "{id=\"" PODDIR "/" CB "\",name=\"" CB "\"}";
+		/* no quota: no sample (cAdvisor); period known; unlimited swap 0;
+		 * no cpu.weight / memory.min: unknown, no sample (never 0) */
+		snprintf(line, sizeof(line), "container_spec_cpu_quota%s", lb);
+		assert_null(strstr(t, line));
+		snprintf(line, sizeof(line), "container_spec_cpu_period%s 100000", lb);
+		assert_true(has_line(t, line));
+		snprintf(line, sizeof(line), "container_spec_memory_swap_limit_bytes%s 0", lb);
+		assert_true(has_line(t, line));
+		snprintf(line, sizeof(line), "container_spec_cpu_shares%s", lb);
+		assert_null(strstr(t, line));
+		snprintf(line, sizeof(line), "container_spec_memory_reservation_limit_bytes%s", lb);
+		assert_null(strstr(t, line));
+	}
 	assert_true(has_line(t, "sandlens_workload_memory_peak_upper_bound_bytes{kind=\"pod\",workload=\"" POD "\"} 400000"));
 	assert_true(has_line(t, "sandlens_workload_containers{kind=\"pod\",workload=\"" POD "\",state=\"read\"} 2"));
 	assert_true(has_line(t, "# TYPE container_cpu_usage_seconds_total counter"));
