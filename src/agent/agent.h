@@ -55,6 +55,7 @@ struct sl_agent {
 	/* every kind of every module (sl_kinds_build), global index order */
 	struct sl_kinds kinds;
 	struct sl_kind_counters kc[SL_MAX_KINDS];
+	struct sl_cevents *cevents; /* per-container counts (container_events.h); NULL: not counted */
 
 	int64_t mono_to_real_ns;    /* wall = mono + this (taken at start) */
 	uint64_t start_mono_ns;

@@ -4,6 +4,7 @@
  * the configuration (reload.c). Tells a service manager (sd_notify) when it
  * is ready, reloading and stopping. */
 #include "agent/agent.h"
+#include "agent/container_events.h"
 #include "agent/pressure_rt.h"
 #include "agent/probe.h"
 #include "agent/sdnotify.h"
@@ -529,6 +530,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	sl_info(MOD, "store %s (WAL)", a->cfg.store.path);
+	/* per-container event counts (container_events.h), as many containers
+	 * as the stats collector takes per pass */
+	a->cevents = sl_cevents_new((unsigned)a->cfg.stats.max_containers, a->kinds.n);
 	if (a->cfg.stats.enabled) {
 		struct sl_stats_config stc = {
 			.interval_ms = a->cfg.stats.interval_ns / 1000000,
@@ -605,6 +609,7 @@ out_modules:
 		close(tasks_lock_fd);
 	sl_attr_cache_free(a->attr);
 	sl_runc_index_free(a->runc);
+	sl_cevents_free(a->cevents);
 	sl_info(MOD, "stopped");
 	return rc;
 }

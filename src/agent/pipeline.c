@@ -2,6 +2,7 @@
  * every subject kind, the common fields, counting, pressure step 4 and the
  * store. */
 #include "agent/agent.h"
+#include "agent/container_events.h"
 #include "agent/pressure.h"
 #include "cgroup/runc_state.h"
 #include "common/json.h"
@@ -182,6 +183,8 @@ void sl_pipeline_emit(struct sl_agent *a, unsigned kind, uint64_t ts_mono_ns, co
 	}
 	if (sl_store_submit(a->store, &ev) == -EAGAIN)
 		atomic_fetch_add(&a->kc[kind].dropped_store, weight ? weight : 1);
+	else
+		sl_cevents_count(a->cevents, &at, kind, weight, ts_mono_ns);
 }
 
 void sl_pipeline_cgroup_event(struct sl_agent *a, uint64_t cgroup_id, unsigned hierarchy_id, int mkdir,

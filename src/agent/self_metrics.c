@@ -4,6 +4,7 @@
  * other components still render as text (written to the writer's stream).
  * API threads: reads atomics, BPF maps and what init wrote. */
 #include "agent/agent.h"
+#include "agent/container_events.h"
 #include "agent/pressure_rt.h"
 #include "common/log.h"
 #include "common/prom.h"
@@ -117,6 +118,12 @@ static void build_info(struct sl_prom *p)
 	sl_prom_u64(p, "sandlens_build_info", l, 1);
 }
 
+static const char *kind_name(unsigned k, void *ctx)
+{
+	const struct sl_agent *a = ctx;
+	return k < a->kinds.n ? a->kinds.e[k].k->name : "unknown";
+}
+
 void sl_agent_write_metrics_to(struct sl_agent *a, struct sl_prom *p)
 {
 	struct sl_store_stats ss;
@@ -129,6 +136,7 @@ void sl_agent_write_metrics_to(struct sl_agent *a, struct sl_prom *p)
 		const struct sl_prom_label l[] = {{"type", a->kinds.e[k].k->name}, {NULL, NULL}};
 		sl_prom_u64(p, "sandlens_events_total", l, atomic_load(&a->kc[k].events));
 	}
+	sl_cevents_write(a->cevents, p, kind_name, a);
 
 	sl_store_get_stats(a->store, &ss);
 	u64(p, "sandlens_store_queue_dropped_total", SL_PROM_COUNTER,

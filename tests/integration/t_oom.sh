@@ -22,5 +22,17 @@ grep -q '^hog=137$' "$CT_DIR/stdout" || fail "the hog was not SIGKILLed (stdout:
 check_oom_part
 cli_check "oom" "$OOM_EVENT"
 
+# per-container event counters (sandlens_container_events_total) against
+# the store: the container's stored events of each type, weighted by the
+# suppressed events they carry (1 + truncated_count), in the same window
+sl_all_events "container=$EXP_CID" >"$SL_LOGDIR/all-events.json"
+for ty in oom exec exit; do
+	want=$(jq -s --arg c "$EXP_CID" --arg t "$ty" \
+		'[.[] | select(.container_id == $c and .type == $t) | 1 + (.truncated_count // 0)] | add // 0' \
+		"$SL_LOGDIR/all-events.json")
+	got=$(sl_metric sandlens_container_events_total "container_id=\"$EXP_CID\",type=\"$ty\"")
+	assert_eq "sandlens_container_events_total{type=$ty} of the container = its stored events" "$want" "${got:-0}"
+done
+
 sl_agent_stop || fail "sandlensd exited with status $? on SIGTERM"
 echo "PASS"
