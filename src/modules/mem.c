@@ -167,10 +167,13 @@ static int on_record(void *ctx, void *data, size_t size)
 		else
 			sl_module_resolve_cgroup(m, e->memcg_id, 0, &at, NULL);
 	}
+	/* a container's memcg, a pod's (a pod-level cgroup or another
+	 * non-container cgroup under a pod: its pod uid, no container id),
+	 * else the host's */
+	int in_pod = at.is_container == SL_YES || (at.is_container == SL_NO && at.pod_uid[0]);
 	json_object_set_new(mc, "container_id", json_string(at.is_container == SL_YES ? at.container_id : ""));
-	json_object_set_new(mc, "pod_uid", json_string(at.is_container == SL_YES ? at.pod_uid : ""));
-	json_object_set_new(mc, "runtime",
-			    json_string(at.is_container == SL_YES ? at.runtime : known ? "host" : "unknown"));
+	json_object_set_new(mc, "pod_uid", json_string(in_pod ? at.pod_uid : ""));
+	json_object_set_new(mc, "runtime", json_string(in_pod ? at.runtime : known ? "host" : "unknown"));
 	atomic_fetch_add(&mp->truncated_total, e->truncated_count);
 	memset(&subj, 0, sizeof(subj));
 	if (e->kind == SL_MEM_STALL_MEMCG_RECLAIM && known) {
@@ -191,11 +194,12 @@ static int on_record(void *ctx, void *data, size_t size)
 /* ---------- series and keys (poll loop) ---------- */
 
 struct mem_series {
-	char id[SL_CONTAINER_ID_LEN]; /* hash key; "" = host */
+	char key[SL_CONTAINER_ID_LEN]; /* hash key: container id, "pod/<uid>", "" = host */
+	char id[SL_CONTAINER_ID_LEN]; /* container id; "" for a pod-level series and the host */
 	char pod_uid[SL_POD_UID_LEN];
 	char runtime[SL_RUNTIME_LEN];
 	struct sl_k8s_names names; /* Kubernetes names ("" until found) */
-	int is_host;
+	int is_host, is_pod;
 	int ncg, nkeys;
 	uint64_t cgids[MEM_MAX_CGIDS];
 	struct mem_fig tot[SL_MEM_H_KINDS], iv[SL_MEM_H_KINDS];
@@ -241,14 +245,24 @@ static int series_evict(struct mem_priv *mp)
 	return 1;
 }
 
+/* The series of an attribution: its container's; a pod-level series for a
+ * cgroup of a pod that is not a container (the pod's own cgroup, whose
+ * limit a pod-level memcg reclaim hits; docs/MEM.md "Series"); else the
+ * host's. */
 static struct mem_series *series_get(struct mem_priv *mp, const struct sl_attr *at)
 {
 	const struct mem_cfg *c = sl_module_cfg(mp->m);
 	struct mem_series *s;
-	int host = at->is_container != SL_YES;
-	const char *id = host ? "" : at->container_id;
+	int pod = at->is_container == SL_NO && at->pod_uid[0];
+	int host = at->is_container != SL_YES && !pod;
+	const char *id = host || pod ? "" : at->container_id;
+	char key[SL_CONTAINER_ID_LEN];
 
-	HASH_FIND_STR(mp->series, id, s);
+	if (pod) /* '/' is in no container id (a directory name) */
+		snprintf(key, sizeof(key), "pod/%s", at->pod_uid);
+	else
+		snprintf(key, sizeof(key), "%s", id);
+	HASH_FIND_STR(mp->series, key, s);
 	if (s) {
 		if (!host && !s->names.pod[0] && at->names.pod[0])
 			s->names = at->names; /* found after the series was made */
@@ -258,15 +272,17 @@ static struct mem_series *series_get(struct mem_priv *mp, const struct sl_attr *
 		return NULL;
 	if (!(s = calloc(1, sizeof(*s))))
 		return NULL;
+	snprintf(s->key, sizeof(s->key), "%s", key);
 	snprintf(s->id, sizeof(s->id), "%s", id);
 	s->is_host = host;
+	s->is_pod = pod;
 	snprintf(s->runtime, sizeof(s->runtime), "%s", host ? "host" : at->runtime);
 	if (!host) {
 		snprintf(s->pod_uid, sizeof(s->pod_uid), "%s", at->pod_uid);
 		s->names = at->names;
 	}
 	s->last_active_tick = mp->tick_no;
-	HASH_ADD_STR(mp->series, id, s);
+	HASH_ADD_STR(mp->series, key, s);
 	if (!host)
 		mp->nseries++;
 	return s;
@@ -489,6 +505,7 @@ static struct mem_snap *build_snap(struct mem_priv *mp, uint64_t now, uint64_t i
 		snprintf(o->runtime, sizeof(o->runtime), "%s", s->runtime);
 		o->names = s->names;
 		o->is_host = s->is_host;
+		o->is_pod = s->is_pod;
 		o->ncg = s->ncg;
 		memcpy(o->cgids, s->cgids, sizeof(o->cgids));
 		memcpy(o->tot, s->tot, sizeof(o->tot));

@@ -34,11 +34,11 @@ struct mem_fig {
 
 /* Immutable per-series figures published each tick. */
 struct mem_snap_series {
-	char id[SL_CONTAINER_ID_LEN]; /* "" for the host series */
+	char id[SL_CONTAINER_ID_LEN]; /* "" for a pod-level series and the host series */
 	char pod_uid[SL_POD_UID_LEN];
 	char runtime[SL_RUNTIME_LEN];
 	struct sl_k8s_names names;
-	int is_host;
+	int is_host, is_pod; /* is_pod: the pod-level series of pod_uid */
 	int ncg;
 	uint64_t cgids[MEM_MAX_CGIDS];
 	struct mem_fig tot[SL_MEM_H_KINDS]; /* since the series was created */

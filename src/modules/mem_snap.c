@@ -273,6 +273,7 @@ json_t *mem_view_get(struct sl_module *m, const struct sl_view_param *p, size_t 
 		json_object_set_new(o, "pod_uid", json_string(s->pod_uid));
 		json_object_set_new(o, "runtime", json_string(s->runtime));
 		json_object_set_new(o, "host", json_boolean(s->is_host));
+		json_object_set_new(o, "kind", json_string(s->is_host ? "host" : s->is_pod ? "pod" : "container"));
 		for (int j = 0; j < s->ncg; j++)
 			json_array_append_new(cg, json_integer((json_int_t)s->cgids[j]));
 		json_object_set_new(o, "cgroup_ids", cg);
