@@ -37,6 +37,8 @@ static const struct sl_cfg_key mem_keys[] = {
 	 "kernel histogram entries (cgroup pair x kind) and stall buckets"},
 	{"max_containers", SL_CFG_UINT, F(max_containers), "512", 1, 65536,
 	 "exported container series; the longest-idle dead series is evicted first"},
+	{"series_idle_ticks", SL_CFG_UINT, F(series_idle_ticks), "300", 1, 1000000,
+	 "a series whose cgroups are all gone is removed after this many ticks without a run (as sched's)"},
 	{"ringbuf_size", SL_CFG_BYTES, F(ringbuf_bytes), "64KiB", 4096, 64ULL << 20,
 	 "mem_events ring buffer size (a power of two)"},
 	{"missing_tracepoints", SL_CFG_STRLIST, F(missing_tracepoints), "", 0, 0,
@@ -226,6 +228,33 @@ static void fig_add(struct mem_fig *f, const struct sl_mem_hist *d)
 		f->max_ns = d->max_ns;
 }
 
+/* Remove a series (no key points to it: nkeys <= 0). */
+static void series_free(struct mem_priv *mp, struct mem_series *s)
+{
+	HASH_DEL(mp->series, s);
+	if (!s->is_host)
+		mp->nseries--;
+	free(s);
+}
+
+/* Series whose cgroups are all gone (no live key) and that had no run for
+ * mem.series_idle_ticks ticks are removed, as sched's (docs/SCHED.md):
+ * their runs were exported while they lived and stay accounted as
+ * expired, not as not counted. */
+static void series_expire(struct mem_priv *mp)
+{
+	const struct mem_cfg *c = sl_module_cfg(mp->m);
+	struct mem_series *s, *tmp;
+
+	HASH_ITER(hh, mp->series, s, tmp) {
+		if (s->nkeys > 0 || mp->tick_no - s->last_active_tick <= c->series_idle_ticks)
+			continue;
+		for (unsigned k = 0; k < SL_MEM_H_KINDS; k++)
+			atomic_fetch_add(&mp->expired[k], sl_mem_count(s->tot[k].slots));
+		series_free(mp, s);
+	}
+}
+
 /* Evict the container series idle longest among those with no live key;
  * its runs are counted as not exported (evicted). Returns 1 if one went. */
 static int series_evict(struct mem_priv *mp)
@@ -239,9 +268,7 @@ static int series_evict(struct mem_priv *mp)
 		return 0;
 	for (unsigned k = 0; k < SL_MEM_H_KINDS; k++)
 		atomic_fetch_add(&mp->not_counted[k][1], sl_mem_count(best->tot[k].slots));
-	HASH_DEL(mp->series, best);
-	mp->nseries--;
-	free(best);
+	series_free(mp, best);
 	return 1;
 }
 
@@ -506,6 +533,7 @@ static struct mem_snap *build_snap(struct mem_priv *mp, uint64_t now, uint64_t i
 		o->names = s->names;
 		o->is_host = s->is_host;
 		o->is_pod = s->is_pod;
+		o->live = s->nkeys > 0;
 		o->ncg = s->ncg;
 		memcpy(o->cgids, s->cgids, sizeof(o->cgids));
 		memcpy(o->tot, s->tot, sizeof(o->tot));
@@ -554,8 +582,10 @@ static void mem_tick(struct sl_module *m, uint64_t now_ns)
 		sweep_buckets(mp, now_ns);
 		mp->last_sweep_ns = now_ns;
 	}
-	/* dead series stay (their counters monotonic) until a new series
-	 * needs the room: series_evict() */
+	/* dead series stay (their counters monotonic) for
+	 * mem.series_idle_ticks, or until a new series needs the room:
+	 * series_evict() */
+	series_expire(mp);
 	snap = build_snap(mp, now_ns, interval);
 	if (!snap)
 		return;
