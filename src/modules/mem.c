@@ -42,21 +42,10 @@ static const struct sl_cfg_key mem_keys[] = {
 	{"ringbuf_size", SL_CFG_BYTES, F(ringbuf_bytes), "64KiB", 4096, 64ULL << 20,
 	 "mem_events ring buffer size (a power of two)"},
 	{"missing_tracepoints", SL_CFG_STRLIST, F(missing_tracepoints), "", 0, 0,
-	 "testing: tracepoints (e.g. mm_vmscan_throttled) to treat as absent from the kernel: the degraded path"},
+	 "testing: tracepoints (e.g. mm_vmscan_throttled) to treat as absent from the kernel: the degraded path; "
+	 "only the module's own"},
 };
 #undef F
-
-static int mem_cfg_check(const void *cfg, char *err, size_t errlen)
-{
-	const struct mem_cfg *c = cfg;
-
-	if (c->ringbuf_bytes & (c->ringbuf_bytes - 1)) {
-		snprintf(err, errlen, "mem.ringbuf_size: %llu is not a power of two",
-			 (unsigned long long)c->ringbuf_bytes);
-		return -1;
-	}
-	return 0;
-}
 
 static const struct sl_field stall_fields[] = {
 	{"tid", SL_FT_UINT, 0, "thread id of the stalled task"},
@@ -108,6 +97,34 @@ static const struct mem_hook mem_hook_tab[] = {
 	{"cgroup_rmdir", "cgroup", "removed cgroups' entries reaped", -1},
 };
 #define NHOOKS (sizeof(mem_hook_tab) / sizeof(mem_hook_tab[0]))
+
+static int mem_cfg_check(const void *cfg, char *err, size_t errlen)
+{
+	const struct mem_cfg *c = cfg;
+
+	if (c->ringbuf_bytes & (c->ringbuf_bytes - 1)) {
+		snprintf(err, errlen, "mem.ringbuf_size: %llu is not a power of two",
+			 (unsigned long long)c->ringbuf_bytes);
+		return -1;
+	}
+	/* only tracepoints the module hooks: a typo would test nothing */
+	for (unsigned i = 0; i < c->missing_tracepoints.n && i < SL_CFG_STRLIST_MAX; i++) {
+		const char *tp = c->missing_tracepoints.v[i];
+		unsigned h = 0;
+		while (h < NHOOKS && strcmp(mem_hook_tab[h].tp, tp))
+			h++;
+		if (h < NHOOKS)
+			continue;
+		size_t n = (size_t)snprintf(err, errlen, "mem.missing_tracepoints[%u]: '%s' is not a mem tracepoint (known:",
+					    i, tp);
+		for (h = 0; h < NHOOKS && n < errlen; h++)
+			n += (size_t)snprintf(err + n, errlen - n, "%s %s", h ? "," : "", mem_hook_tab[h].tp);
+		if (n < errlen)
+			snprintf(err + n, errlen - n, ")");
+		return -1;
+	}
+	return 0;
+}
 
 static const struct sl_hook_decl mem_hooks[NHOOKS] = {
 	{"tp_btf/mm_vmscan_direct_reclaim_begin", "direct reclaim latency per cgroup"},
