@@ -34,7 +34,9 @@ uint64_t sl_pipeline_resolve(struct sl_agent *a, const struct sl_task_id *t, str
 			attr->is_container = SL_YES;
 			snprintf(attr->runtime, sizeof(attr->runtime), "runc");
 		}
-		if (attr->is_container == SL_NO && !attr->runtime[0])
+		/* "host": not a container and not in a pod (a pod-level cgroup
+		 * keeps its pod uid and the path's runtime, "") */
+		if (attr->is_container == SL_NO && !attr->runtime[0] && !attr->pod_uid[0])
 			snprintf(attr->runtime, sizeof(attr->runtime), "host");
 		/* Kubernetes names, cached in the entry of the cgroup used */
 		sl_attr_cache_names(a->attr, hier, hier == SL_CG_V1 ? v1 : t->cgroup_id, sl_mono_ns(), attr);

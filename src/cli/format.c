@@ -55,9 +55,11 @@ void cli_short_time(const char *t, char *buf, size_t len)
 
 void cli_short_container(json_t *ev, char *buf, size_t len)
 {
-	const char *id = str(ev, "container_id"), *rt = str(ev, "runtime");
+	const char *id = str(ev, "container_id"), *rt = str(ev, "runtime"), *pod = str(ev, "pod_uid");
 	if (*id)
 		snprintf(buf, len, "%.12s", id);
+	else if (*pod) /* a pod-level subject (e.g. a pod's memcg) */
+		snprintf(buf, len, "pod:%.8s", pod);
 	else if (*rt)
 		snprintf(buf, len, "%s", rt);
 	else

@@ -37,24 +37,15 @@ static const struct sl_cfg_key mem_keys[] = {
 	 "kernel histogram entries (cgroup pair x kind) and stall buckets"},
 	{"max_containers", SL_CFG_UINT, F(max_containers), "512", 1, 65536,
 	 "exported container series; the longest-idle dead series is evicted first"},
+	{"series_idle_ticks", SL_CFG_UINT, F(series_idle_ticks), "300", 1, 1000000,
+	 "a series whose cgroups are all gone is removed after this many ticks without a run (as sched's)"},
 	{"ringbuf_size", SL_CFG_BYTES, F(ringbuf_bytes), "64KiB", 4096, 64ULL << 20,
 	 "mem_events ring buffer size (a power of two)"},
 	{"missing_tracepoints", SL_CFG_STRLIST, F(missing_tracepoints), "", 0, 0,
-	 "testing: tracepoints (e.g. mm_vmscan_throttled) to treat as absent from the kernel: the degraded path"},
+	 "testing: tracepoints (e.g. mm_vmscan_throttled) to treat as absent from the kernel: the degraded path; "
+	 "only the module's own"},
 };
 #undef F
-
-static int mem_cfg_check(const void *cfg, char *err, size_t errlen)
-{
-	const struct mem_cfg *c = cfg;
-
-	if (c->ringbuf_bytes & (c->ringbuf_bytes - 1)) {
-		snprintf(err, errlen, "mem.ringbuf_size: %llu is not a power of two",
-			 (unsigned long long)c->ringbuf_bytes);
-		return -1;
-	}
-	return 0;
-}
 
 static const struct sl_field stall_fields[] = {
 	{"tid", SL_FT_UINT, 0, "thread id of the stalled task"},
@@ -106,6 +97,34 @@ static const struct mem_hook mem_hook_tab[] = {
 	{"cgroup_rmdir", "cgroup", "removed cgroups' entries reaped", -1},
 };
 #define NHOOKS (sizeof(mem_hook_tab) / sizeof(mem_hook_tab[0]))
+
+static int mem_cfg_check(const void *cfg, char *err, size_t errlen)
+{
+	const struct mem_cfg *c = cfg;
+
+	if (c->ringbuf_bytes & (c->ringbuf_bytes - 1)) {
+		snprintf(err, errlen, "mem.ringbuf_size: %llu is not a power of two",
+			 (unsigned long long)c->ringbuf_bytes);
+		return -1;
+	}
+	/* only tracepoints the module hooks: a typo would test nothing */
+	for (unsigned i = 0; i < c->missing_tracepoints.n && i < SL_CFG_STRLIST_MAX; i++) {
+		const char *tp = c->missing_tracepoints.v[i];
+		unsigned h = 0;
+		while (h < NHOOKS && strcmp(mem_hook_tab[h].tp, tp))
+			h++;
+		if (h < NHOOKS)
+			continue;
+		size_t n = (size_t)snprintf(err, errlen, "mem.missing_tracepoints[%u]: '%s' is not a mem tracepoint (known:",
+					    i, tp);
+		for (h = 0; h < NHOOKS && n < errlen; h++)
+			n += (size_t)snprintf(err + n, errlen - n, "%s %s", h ? "," : "", mem_hook_tab[h].tp);
+		if (n < errlen)
+			snprintf(err + n, errlen - n, ")");
+		return -1;
+	}
+	return 0;
+}
 
 static const struct sl_hook_decl mem_hooks[NHOOKS] = {
 	{"tp_btf/mm_vmscan_direct_reclaim_begin", "direct reclaim latency per cgroup"},
@@ -167,10 +186,13 @@ static int on_record(void *ctx, void *data, size_t size)
 		else
 			sl_module_resolve_cgroup(m, e->memcg_id, 0, &at, NULL);
 	}
+	/* a container's memcg, a pod's (a pod-level cgroup or another
+	 * non-container cgroup under a pod: its pod uid, no container id),
+	 * else the host's */
+	int in_pod = at.is_container == SL_YES || (at.is_container == SL_NO && at.pod_uid[0]);
 	json_object_set_new(mc, "container_id", json_string(at.is_container == SL_YES ? at.container_id : ""));
-	json_object_set_new(mc, "pod_uid", json_string(at.is_container == SL_YES ? at.pod_uid : ""));
-	json_object_set_new(mc, "runtime",
-			    json_string(at.is_container == SL_YES ? at.runtime : known ? "host" : "unknown"));
+	json_object_set_new(mc, "pod_uid", json_string(in_pod ? at.pod_uid : ""));
+	json_object_set_new(mc, "runtime", json_string(in_pod ? at.runtime : known ? "host" : "unknown"));
 	atomic_fetch_add(&mp->truncated_total, e->truncated_count);
 	memset(&subj, 0, sizeof(subj));
 	if (e->kind == SL_MEM_STALL_MEMCG_RECLAIM && known) {
@@ -191,11 +213,12 @@ static int on_record(void *ctx, void *data, size_t size)
 /* ---------- series and keys (poll loop) ---------- */
 
 struct mem_series {
-	char id[SL_CONTAINER_ID_LEN]; /* hash key; "" = host */
+	char key[SL_CONTAINER_ID_LEN]; /* hash key: container id, "pod/<uid>", "" = host */
+	char id[SL_CONTAINER_ID_LEN]; /* container id; "" for a pod-level series and the host */
 	char pod_uid[SL_POD_UID_LEN];
 	char runtime[SL_RUNTIME_LEN];
 	struct sl_k8s_names names; /* Kubernetes names ("" until found) */
-	int is_host;
+	int is_host, is_pod;
 	int ncg, nkeys;
 	uint64_t cgids[MEM_MAX_CGIDS];
 	struct mem_fig tot[SL_MEM_H_KINDS], iv[SL_MEM_H_KINDS];
@@ -222,6 +245,33 @@ static void fig_add(struct mem_fig *f, const struct sl_mem_hist *d)
 		f->max_ns = d->max_ns;
 }
 
+/* Remove a series (no key points to it: nkeys <= 0). */
+static void series_free(struct mem_priv *mp, struct mem_series *s)
+{
+	HASH_DEL(mp->series, s);
+	if (!s->is_host)
+		mp->nseries--;
+	free(s);
+}
+
+/* Series whose cgroups are all gone (no live key) and that had no run for
+ * mem.series_idle_ticks ticks are removed, as sched's (docs/SCHED.md):
+ * their runs were exported while they lived and stay accounted as
+ * expired, not as not counted. */
+static void series_expire(struct mem_priv *mp)
+{
+	const struct mem_cfg *c = sl_module_cfg(mp->m);
+	struct mem_series *s, *tmp;
+
+	HASH_ITER(hh, mp->series, s, tmp) {
+		if (s->nkeys > 0 || mp->tick_no - s->last_active_tick <= c->series_idle_ticks)
+			continue;
+		for (unsigned k = 0; k < SL_MEM_H_KINDS; k++)
+			atomic_fetch_add(&mp->expired[k], sl_mem_count(s->tot[k].slots));
+		series_free(mp, s);
+	}
+}
+
 /* Evict the container series idle longest among those with no live key;
  * its runs are counted as not exported (evicted). Returns 1 if one went. */
 static int series_evict(struct mem_priv *mp)
@@ -235,20 +285,28 @@ static int series_evict(struct mem_priv *mp)
 		return 0;
 	for (unsigned k = 0; k < SL_MEM_H_KINDS; k++)
 		atomic_fetch_add(&mp->not_counted[k][1], sl_mem_count(best->tot[k].slots));
-	HASH_DEL(mp->series, best);
-	mp->nseries--;
-	free(best);
+	series_free(mp, best);
 	return 1;
 }
 
+/* The series of an attribution: its container's; a pod-level series for a
+ * cgroup of a pod that is not a container (the pod's own cgroup, whose
+ * limit a pod-level memcg reclaim hits; docs/MEM.md "Series"); else the
+ * host's. */
 static struct mem_series *series_get(struct mem_priv *mp, const struct sl_attr *at)
 {
 	const struct mem_cfg *c = sl_module_cfg(mp->m);
 	struct mem_series *s;
-	int host = at->is_container != SL_YES;
-	const char *id = host ? "" : at->container_id;
+	int pod = at->is_container == SL_NO && at->pod_uid[0];
+	int host = at->is_container != SL_YES && !pod;
+	const char *id = host || pod ? "" : at->container_id;
+	char key[SL_CONTAINER_ID_LEN];
 
-	HASH_FIND_STR(mp->series, id, s);
+	if (pod) /* '/' is in no container id (a directory name) */
+		snprintf(key, sizeof(key), "pod/%s", at->pod_uid);
+	else
+		snprintf(key, sizeof(key), "%s", id);
+	HASH_FIND_STR(mp->series, key, s);
 	if (s) {
 		if (!host && !s->names.pod[0] && at->names.pod[0])
 			s->names = at->names; /* found after the series was made */
@@ -258,15 +316,17 @@ static struct mem_series *series_get(struct mem_priv *mp, const struct sl_attr *
 		return NULL;
 	if (!(s = calloc(1, sizeof(*s))))
 		return NULL;
+	snprintf(s->key, sizeof(s->key), "%s", key);
 	snprintf(s->id, sizeof(s->id), "%s", id);
 	s->is_host = host;
+	s->is_pod = pod;
 	snprintf(s->runtime, sizeof(s->runtime), "%s", host ? "host" : at->runtime);
 	if (!host) {
 		snprintf(s->pod_uid, sizeof(s->pod_uid), "%s", at->pod_uid);
 		s->names = at->names;
 	}
 	s->last_active_tick = mp->tick_no;
-	HASH_ADD_STR(mp->series, id, s);
+	HASH_ADD_STR(mp->series, key, s);
 	if (!host)
 		mp->nseries++;
 	return s;
@@ -489,6 +549,8 @@ static struct mem_snap *build_snap(struct mem_priv *mp, uint64_t now, uint64_t i
 		snprintf(o->runtime, sizeof(o->runtime), "%s", s->runtime);
 		o->names = s->names;
 		o->is_host = s->is_host;
+		o->is_pod = s->is_pod;
+		o->live = s->nkeys > 0;
 		o->ncg = s->ncg;
 		memcpy(o->cgids, s->cgids, sizeof(o->cgids));
 		memcpy(o->tot, s->tot, sizeof(o->tot));
@@ -537,8 +599,10 @@ static void mem_tick(struct sl_module *m, uint64_t now_ns)
 		sweep_buckets(mp, now_ns);
 		mp->last_sweep_ns = now_ns;
 	}
-	/* dead series stay (their counters monotonic) until a new series
-	 * needs the room: series_evict() */
+	/* dead series stay (their counters monotonic) for
+	 * mem.series_idle_ticks, or until a new series needs the room:
+	 * series_evict() */
+	series_expire(mp);
 	snap = build_snap(mp, now_ns, interval);
 	if (!snap)
 		return;

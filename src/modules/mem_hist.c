@@ -56,6 +56,11 @@ double sl_mem_quantile(const uint64_t slots[SL_MEM_SLOTS], double q, uint64_t ma
 			below += slots[k];
 			continue;
 		}
+		/* slot 0 (lower bound 0) is not interpolated: what is there is
+		 * mostly exactly 0 (throttle delays are whole jiffies or 0), and
+		 * an interpolation would invent a fraction of a microsecond */
+		if (k == 0)
+			return 0;
 		lo = (double)sl_mem_slot_lower_ns(k);
 		hi = k < SL_MEM_FINITE_SLOTS ? (double)sl_mem_slot_upper_ns(k) : (double)max_ns;
 		if (hi < lo)

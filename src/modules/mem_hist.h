@@ -29,7 +29,8 @@ uint64_t sl_mem_count(const uint64_t slots[SL_MEM_SLOTS]);
 /* Quantile q (0 < q <= 1) in ns by linear interpolation inside the slot
  * holding rank ceil(q * count) (Prometheus' histogram_quantile rule); the
  * open last slot interpolates up to max_ns; the result is clamped to max_ns
- * when max_ns > 0. 0 for an empty histogram or q outside (0, 1]. */
+ * when max_ns > 0. 0 when the rank falls in slot 0 (<= 1 us: not
+ * interpolated, docs/MEM.md), for an empty histogram or q outside (0, 1]. */
 double sl_mem_quantile(const uint64_t slots[SL_MEM_SLOTS], double q, uint64_t max_ns);
 
 /* Sum ncpus per-CPU values of map mem_hist into *sum (max_ns = the largest

@@ -22,6 +22,7 @@ struct mem_cfg {
 	uint64_t stall_burst;
 	uint64_t max_cgroups;
 	uint64_t max_containers;
+	uint64_t series_idle_ticks;
 	uint64_t ringbuf_bytes;
 	struct sl_cfg_strlist missing_tracepoints;
 };
@@ -34,11 +35,12 @@ struct mem_fig {
 
 /* Immutable per-series figures published each tick. */
 struct mem_snap_series {
-	char id[SL_CONTAINER_ID_LEN]; /* "" for the host series */
+	char id[SL_CONTAINER_ID_LEN]; /* "" for a pod-level series and the host series */
 	char pod_uid[SL_POD_UID_LEN];
 	char runtime[SL_RUNTIME_LEN];
 	struct sl_k8s_names names;
-	int is_host;
+	int is_host, is_pod; /* is_pod: the pod-level series of pod_uid */
+	int live;            /* it has a live cgroup (a key in mem_hist) */
 	int ncg;
 	uint64_t cgids[MEM_MAX_CGIDS];
 	struct mem_fig tot[SL_MEM_H_KINDS]; /* since the series was created */
@@ -73,6 +75,7 @@ struct mem_priv {
 	_Atomic uint64_t ratelimit_expired;   /* pending lost with idle buckets */
 	_Atomic uint64_t ringbuf_expired;     /* of those, lost to a full ring buffer */
 	_Atomic uint64_t not_counted[SL_MEM_H_KINDS][2]; /* [kind][0 series_full, 1 evicted] */
+	_Atomic uint64_t expired[SL_MEM_H_KINDS];        /* runs of expired series (exported before) */
 	_Atomic uint64_t nkeys, nseries_pub;
 
 	/* poll loop */
@@ -113,6 +116,7 @@ enum mem_fam {
 	MF_THROTTLED_S,
 	MF_RUNS,
 	MF_NOT_COUNTED,
+	MF_EXPIRED,
 	MF_CGROUPS,
 	MF_SERIES,
 	MF_MEMCG_GUESS,

@@ -32,9 +32,11 @@ const struct sl_prom_family sl_mem_families[MEM_NFAM] = {
 	[MF_THROTTLED_S] = {"sandlens_mem_reclaim_throttled_seconds_total", SL_PROM_COUNTER,
 			    "Time spent throttled in reclaim per node (sum of usec_delayed)."},
 	[MF_RUNS] = {"sandlens_mem_runs_total", SL_PROM_COUNTER,
-		     "Runs the kernel half saw end (with their begin), by kind: Σ histogram counts + sandlens_mem_runs_not_counted_total."},
+		     "Runs the kernel half saw end (with their begin), by kind: Σ histogram counts + sandlens_mem_runs_expired_total + sandlens_mem_runs_not_counted_total."},
 	[MF_NOT_COUNTED] = {"sandlens_mem_runs_not_counted_total", SL_PROM_COUNTER,
 			    "Runs in no exported histogram, by kind and reason (hist_full, series_full, evicted, gone_full)."},
+	[MF_EXPIRED] = {"sandlens_mem_runs_expired_total", SL_PROM_COUNTER,
+			"Runs of series removed after all their cgroups were gone and mem.series_idle_ticks without a run (exported while they lived), by kind."},
 	[MF_CGROUPS] = {"sandlens_mem_cgroups", SL_PROM_GAUGE, "Entries (cgroup pair x kind) in the kernel mem_hist map, last tick."},
 	[MF_SERIES] = {"sandlens_mem_series", SL_PROM_GAUGE, "Series (containers + host) in the mem snapshot."},
 	[MF_MEMCG_GUESS] = {"sandlens_mem_memcg_guessed_total", SL_PROM_COUNTER,
@@ -194,6 +196,11 @@ void mem_write_metrics(struct sl_module *m, struct sl_prom *p)
 				sl_prom_u64(p, sl_mem_families[MF_NOT_COUNTED].name, l, atomic_load(&mp->not_counted[k][r]));
 			}
 		}
+	if (sl_prom_declared(p, &sl_mem_families[MF_EXPIRED]) == 0)
+		for (unsigned k = 0; k < SL_MEM_H_KINDS; k++) {
+			struct sl_prom_label l[2] = {{"kind", sl_mem_hist_kind_name(k)}, {NULL, NULL}};
+			sl_prom_u64(p, sl_mem_families[MF_EXPIRED].name, l, atomic_load(&mp->expired[k]));
+		}
 	one(p, MF_CGROUPS, atomic_load(&mp->nkeys));
 	one(p, MF_SERIES, atomic_load(&mp->nseries_pub));
 	one(p, MF_MEMCG_GUESS, snap ? snap->stats[SL_MST_MEMCG_GUESS] : 0);
@@ -273,6 +280,7 @@ json_t *mem_view_get(struct sl_module *m, const struct sl_view_param *p, size_t 
 		json_object_set_new(o, "pod_uid", json_string(s->pod_uid));
 		json_object_set_new(o, "runtime", json_string(s->runtime));
 		json_object_set_new(o, "host", json_boolean(s->is_host));
+		json_object_set_new(o, "kind", json_string(s->is_host ? "host" : s->is_pod ? "pod" : "container"));
 		for (int j = 0; j < s->ncg; j++)
 			json_array_append_new(cg, json_integer((json_int_t)s->cgids[j]));
 		json_object_set_new(o, "cgroup_ids", cg);
@@ -295,6 +303,7 @@ json_t *mem_view_get(struct sl_module *m, const struct sl_view_param *p, size_t 
 		json_object_set_new(o, "hist_full", json_integer((json_int_t)snap->stats[SL_MST_HIST_FULL_DIRECT + k]));
 		json_object_set_new(o, "series_full", json_integer((json_int_t)atomic_load(&mp->not_counted[k][0])));
 		json_object_set_new(o, "evicted", json_integer((json_int_t)atomic_load(&mp->not_counted[k][1])));
+		json_object_set_new(o, "expired", json_integer((json_int_t)atomic_load(&mp->expired[k])));
 		json_object_set_new(nc, sl_mem_hist_kind_name(k), o);
 	}
 	if (snap)
@@ -321,6 +330,8 @@ int mem_read_series(struct sl_module *m, unsigned idx, struct sl_series_point *o
 	snap = mem_snap_get(mp);
 	for (int i = 0; snap && i < snap->n && w < max; i++) {
 		const struct mem_snap_series *s = &snap->s[i];
+		if (!s->live) /* its cgroups are gone: nothing to read now */
+			continue;
 		struct sl_series_point *o = &out[w++];
 		memset(o, 0, sizeof(*o));
 		snprintf(o->container_id, sizeof(o->container_id), "%s", s->id);

@@ -52,6 +52,11 @@ store:
 expect_error "unknown nested key (own map)" 2 proc.no_such_knob "$base
 proc:
   no_such_knob: true"
+expect_error "unknown mem tracepoint" 2 mem.missing_tracepoints "$base
+mem:
+  missing_tracepoints: [nonexistent_tp]"
+grep -q "nonexistent_tp.*mm_vmscan_throttled" "$SL_LOGDIR/cfg.err" ||
+	fail "mem.missing_tracepoints error does not list the known tracepoints: $(head -c 500 "$SL_LOGDIR/cfg.err")"
 expect_error "non-numeric rate" 2 proc.exec_rate "$base
 proc:
   exec_rate: abc"

@@ -20,7 +20,14 @@
 #     container) and whose task is the hog; the CLI table
 #     (`sandlens events --type mem_stall`) has a mem_stall row of the
 #     container; GET /api/v1/schema/events lists mem_stall;
-#   - `promtool check metrics` accepts /metrics (when promtool is installed).
+#   - `promtool check metrics` accepts /metrics (when promtool is installed);
+#   - expiry (mem.series_idle_ticks 5 here; docs/MEM.md "Series"): while
+#     the storm container lives, GET /api/v1/series mem_stall_seconds has
+#     its point; once it is deleted the point is gone within 3 s (no live
+#     cgroup) and every sandlens_mem_* line of it leaves /metrics within
+#     the TTL + 3 s, its runs counted in sandlens_mem_runs_expired_total.
+#     Failed before the fix: the series stayed (a point stamped now, value
+#     0) until the 512-series cap.
 # SL_MEM_ROUNDS (default 3) changes the storm's length.
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/container.sh"
@@ -36,10 +43,12 @@ perf list 2>/dev/null | grep -q 'vmscan:mm_vmscan_memcg_reclaim_begin' ||
 
 ROUNDS=${SL_MEM_ROUNDS:-3}
 STALL=${SL_MEM_STALL:-20us}
+TTL=5
 sl_agent_start "mem:
   stall_threshold: $STALL
   stall_rate: 50
-  stall_burst: 100"
+  stall_burst: 100
+  series_idle_ticks: $TTL"
 curl -sf "$SL_API/api/v1/mem" >/dev/null || fail "GET /api/v1/mem failed (mem module not running?)"
 
 # the file: sparse (no disk I/O), its page cache charged to the reader
@@ -51,7 +60,7 @@ ct_wait_running
 
 ct_create memstorm kubepods --mem 64 -- /bin/sl-testprog memstorm /data 24 "$ROUNDS" 3
 truncate -s 192M "$CT_DIR/rootfs/data"
-STORM_ID=$CT_ID
+STORM_ID=$CT_ID STORM_CG=$CT_CGPATH
 ct_start_bg
 ct_wait_running
 HOG=
@@ -160,7 +169,46 @@ else
 	note "promtool not installed: /metrics syntax not checked by promtool"
 fi
 
-runc --root "$CT_RUNC_ROOT" kill "$STORM_ID" KILL >/dev/null 2>&1
+# expiry of the storm container's series once it is gone
+series_points() { # NAME ID: points of container ID in series NAME
+	curl -sf "$SL_API/api/v1/series?module=mem&name=$1" | jq --arg id "$2" '[.points[] | select(.container_id == $id)] | length'
+}
+assert_eq "mem_stall_seconds points of the live storm container" 1 "$(series_points mem_stall_seconds "$STORM_ID")"
+SERIES_BEFORE=$(sl_metric sandlens_mem_series)
+_ct_delete_id "$STORM_ID" "$STORM_CG"
+[ -d "/sys/fs/cgroup/memory$STORM_CG" ] && fail "storm cgroup still there after delete"
+T0=$(date +%s.%N) PT= MT=
+elapsed() { awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+for _ in $(seq $(((TTL + 6) * 4))); do
+	sleep 0.25
+	if [ -z "$PT" ] && [ "$(series_points mem_stall_seconds "$STORM_ID")" = 0 ] &&
+		[ "$(series_points mem_memcg_reclaim_p99_seconds "$STORM_ID")" = 0 ]; then
+		PT=$(elapsed)
+	fi
+	curl -sf "$SL_API/metrics" >"$SL_TMP/metrics2.txt" || fail "GET /metrics"
+	if [ -z "$MT" ] && ! grep -q "^sandlens_mem_[^{]*{[^}]*container_id=\"$STORM_ID\"" "$SL_TMP/metrics2.txt"; then
+		MT=$(elapsed)
+	fi
+	[ -n "$PT" ] && [ -n "$MT" ] && break
+done
+cp "$SL_TMP/metrics2.txt" "$SL_LOGDIR/metrics-after-delete.txt"
+note "after delete: series points gone after ${PT:-never} s, /metrics lines after ${MT:-never} s (TTL $TTL ticks)"
+[ -n "$PT" ] || fail "the deleted container still has a detector series point $(((TTL + 6))) s later"
+awk -v x="$PT" 'BEGIN { exit !(x <= 3) }' || fail "detector series point of the deleted container lasted $PT s (> 3 s)"
+[ -n "$MT" ] || fail "the deleted container's mem series still in /metrics $((TTL + 6)) s later: $(grep -m2 "container_id=\"$STORM_ID\"" "$SL_TMP/metrics2.txt")"
+awk -v x="$MT" -v t="$TTL" 'BEGIN { exit !(x <= t + 3) }' || fail "mem series of the deleted container left /metrics after $MT s (> TTL $TTL + 3 s)"
+EXPIRED=$(sl_metric sandlens_mem_runs_expired_total 'kind="memcg_reclaim"')
+[ "${EXPIRED:-0}" -ge "$API_RUNS" ] || fail "sandlens_mem_runs_expired_total{memcg_reclaim} $EXPIRED < the expired series' $API_RUNS runs"
+SERIES_AFTER=$(sl_metric sandlens_mem_series)
+[ "$SERIES_AFTER" -lt "$SERIES_BEFORE" ] || fail "sandlens_mem_series $SERIES_BEFORE -> $SERIES_AFTER after the expiry"
+KRUNS=$(sl_metric sandlens_mem_runs_total 'kind="memcg_reclaim"')
+ALL=$(awk '/^sandlens_mem_memcg_reclaim_seconds_count/ {s += $NF} END {print s + 0}' "$SL_TMP/metrics2.txt")
+NC=$(sl_metric sandlens_mem_runs_not_counted_total 'kind="memcg_reclaim"')
+note "after expiry: kernel runs $KRUNS, histograms $ALL, expired $EXPIRED, not counted $NC; series $SERIES_BEFORE -> $SERIES_AFTER"
+[ "$KRUNS" -ge $((ALL + EXPIRED + NC)) ] || fail "histograms ($ALL) + expired ($EXPIRED) + not counted ($NC) exceed the kernel's runs ($KRUNS)"
+[ $((ALL + EXPIRED + NC)) -ge "$API_RUNS" ] || fail "the expired runs left the accounting"
+echo "ok - expired after delete: series point ${PT} s, /metrics ${MT} s, expired runs $EXPIRED"
+
 runc --root "$CT_RUNC_ROOT" kill "$IDLE_ID" KILL >/dev/null 2>&1
 sl_agent_stop || fail "sandlensd exited with status $? on SIGTERM"
 echo "PASS"

@@ -2,7 +2,7 @@
 # call sl_init first).
 #
 #   ct_require              SKIP unless runc, busybox-static, jq are usable
-#   ct_create NAME KIND [--mem MIB] [--core] [--script FILE] [--resources JSON] -- ARGS...
+#   ct_create NAME KIND [--mem MIB] [--pod-mem MIB] [--core] [--script FILE] [--resources JSON] -- ARGS...
 #        Make a bundle in $SL_TMP/ct-NAME: busybox rootfs (sh, sleep, cat,
 #        dd, true, echo, ... as symlinks), build/helpers/sl-testprog in
 #        /bin, `runc spec` edited with jq: process.args = ARGS, terminal
@@ -12,7 +12,10 @@
 #        JSON (an OCI linux.resources object) merged into linux.resources
 #        after --mem (e.g. '{"cpu":{"quota":25000,"period":50000}}').
 #        KIND kubepods: id = 64 random hex, cgroupsPath
-#          /kubepods/burstable/pod<uuid>/<id>, CT_POD_UID = <uuid>
+#          /kubepods/burstable/pod<uuid>/<id>, CT_POD_UID = <uuid>;
+#          --pod-mem MIB makes the pod cgroup first, with its own memory
+#          limit (v1 memory.limit_in_bytes, v2 memory.max) as a kubelet
+#          does for a pod: the container below it has none unless --mem
 #        KIND plain: id = sl-NAME-<8 hex>, cgroupsPath /sandlens-test/<id>
 #        Sets CT_ID, CT_DIR, CT_CGPATH, CT_POD_UID ("" for plain), and
 #        CT_KIND. Several containers: call ct_create again (the variables are
@@ -45,10 +48,11 @@ _ct_hex() { od -An -tx1 -N"$1" /dev/urandom | tr -d ' \n'; }
 ct_create() {
 	local name=$1 kind=$2
 	shift 2
-	local mem="" core=0 script="" res="{}"
+	local mem="" podmem="" core=0 script="" res="{}"
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--mem) mem=$2; shift 2 ;;
+		--pod-mem) podmem=$2; shift 2 ;;
 		--core) core=1; shift ;;
 		--script) script=$2; shift 2 ;;
 		--resources) res=$2; shift 2 ;;
@@ -72,6 +76,10 @@ ct_create() {
 		;;
 	*) fail "ct_create: kind must be kubepods or plain" ;;
 	esac
+	if [ -n "$podmem" ]; then
+		[ "$kind" = kubepods ] || fail "ct_create: --pod-mem needs KIND kubepods"
+		_ct_pod_limit "$(dirname "$CT_CGPATH")" "$podmem"
+	fi
 	mkdir -p "$CT_DIR/rootfs/bin" "$CT_DIR/rootfs/proc" "$CT_DIR/rootfs/dev" \
 		"$CT_DIR/rootfs/sys" "$CT_DIR/rootfs/tmp" "$CT_DIR/rootfs/etc"
 	cp /bin/busybox "$CT_DIR/rootfs/bin/busybox"
@@ -107,6 +115,29 @@ ct_create() {
 	# cleanup even if the test fails half-way
 	sl_on_exit "_ct_delete_id '$CT_ID' '$CT_CGPATH'"
 	export CT_ID CT_DIR CT_CGPATH CT_POD_UID CT_KIND
+}
+
+# A pod-level memory limit (ct_create --pod-mem): the pod directory on the
+# hierarchy with the memory controller, made before runc makes the
+# container's below it; removed with the container's (_ct_rm_cgroups).
+_ct_pod_limit() {
+	local pod=$1 mib=$2 bytes=$(($2 * 1048576)) d p
+	if [ -d /sys/fs/cgroup/memory ] && mountpoint -q /sys/fs/cgroup/memory; then
+		mkdir -p "/sys/fs/cgroup/memory$pod" || fail "mkdir /sys/fs/cgroup/memory$pod"
+		echo "$bytes" >"/sys/fs/cgroup/memory$pod/memory.limit_in_bytes" ||
+			fail "cannot set the pod's memory.limit_in_bytes"
+	elif [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+		mkdir -p "/sys/fs/cgroup$pod" || fail "mkdir /sys/fs/cgroup$pod"
+		d=""
+		for p in ${pod//\// }; do # +memory down to the pod's parent
+			echo +memory >"/sys/fs/cgroup$d/cgroup.subtree_control" 2>/dev/null
+			d="$d/$p"
+		done
+		echo "$bytes" >"/sys/fs/cgroup$pod/memory.max" || fail "cannot set the pod's memory.max"
+	else
+		skip "no memory cgroup hierarchy for a pod-level limit"
+	fi
+	note "pod cgroup $pod: memory limit $mib MiB"
 }
 
 _ct_rm_cgroups() {

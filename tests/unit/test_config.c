@@ -416,6 +416,29 @@ static void load_from_buffer(void **state)
 	free(b);
 }
 
+/* mem.missing_tracepoints names only tracepoints the mem module hooks:
+ * anything else is refused naming the key, the name and the known ones. */
+static void mem_missing_tracepoints(void **state)
+{
+	(void)state;
+	struct sl_config c;
+	char err[512];
+	assert_int_equal(load("mem:\n  missing_tracepoints: [mm_vmscan_throttled, mm_vmscan_memcg_reclaim_begin]\n", &c,
+			      err, sizeof(err)),
+			 0);
+	assert_int_equal(load("mem:\n  missing_tracepoints: [mm_vmscan_throttled, nonexistent_tp]\n", &c, err,
+			      sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "mem.missing_tracepoints"));
+	assert_non_null(strstr(err, "nonexistent_tp"));
+	assert_non_null(strstr(err, "mm_vmscan_direct_reclaim_begin")); /* the known ones, first ... */
+	assert_non_null(strstr(err, "cgroup_rmdir"));                   /* ... to last */
+	/* a short buffer still names the key */
+	char small[48];
+	assert_int_equal(load("mem:\n  missing_tracepoints: [x]\n", &c, small, sizeof(small)), -1);
+	assert_non_null(strstr(small, "mem.missing_tracepoints"));
+}
+
 /* The pressure section: ratios, defaults, and errors naming the key. */
 static void pressure_keys(void **state)
 {
@@ -489,6 +512,7 @@ int main(void)
 		cmocka_unit_test(depth_limit),
 		cmocka_unit_test(load_from_buffer),
 		cmocka_unit_test(pressure_keys),
+		cmocka_unit_test(mem_missing_tracepoints),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -156,6 +156,20 @@ static void test_quantile(void **state)
 	assert_true(fabs(sl_mem_quantile(s, 1.0, 30000000000ULL) - 30000000000.0) < 1);
 	assert_true(sl_mem_quantile(s, 0, 1) == 0);
 	assert_true(sl_mem_quantile(s, 1.5, 1) == 0);
+	/* slot 0 (<= 1 us, lower bound 0) is not interpolated: throttle
+	 * delays are whole jiffies or 0, and a quantile inside slot 0 is 0,
+	 * not a made-up fraction of a microsecond (was 5.8e-07 s) */
+	memset(s, 0, sizeof(s));
+	s[0] = 100;
+	assert_true(sl_mem_quantile(s, 0.5, 0) == 0);
+	assert_true(sl_mem_quantile(s, 0.99, 0) == 0);
+	assert_true(sl_mem_quantile(s, 0.99, 1000) == 0);
+	s[0] = 58;
+	s[12] = 42; /* 4 ms jiffies: (2048, 4096] us */
+	assert_true(sl_mem_quantile(s, 0.5, 4000000) == 0);
+	assert_true(sl_mem_quantile(s, 0.58, 4000000) == 0);
+	assert_true(sl_mem_quantile(s, 0.59, 4000000) > 2048000.0);
+	assert_true(fabs(sl_mem_quantile(s, 0.99, 4000000) - 4000000.0) < 1e-6); /* clamped to max */
 }
 
 static void test_fold_delta(void **state)
