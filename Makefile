@@ -33,7 +33,8 @@ SKELS := $(patsubst bpf/%.bpf.c,$(B)/skel/%.skel.h,$(BPF_SRCS))
 COMMON_SRCS := $(wildcard src/common/*.c)
 COMMON_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(COMMON_SRCS))
 LIB_SRCS := $(wildcard src/cgroup/*.c src/store/*.c \
-	src/modules/*.c src/api/*.c src/stats/*.c src/profile/*.c src/task/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c))
+	src/modules/*.c src/api/*.c src/stats/*.c src/profile/*.c src/task/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c)) \
+	$(wildcard src/export/*.c src/opentelemetry/proto/*/v1/*.pb-c.c src/opentelemetry/proto/collector/*/v1/*.pb-c.c)
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
 CLI_SRCS := $(wildcard src/cli/*.c)
 CLI_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(CLI_SRCS))
@@ -157,8 +158,17 @@ $(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(DEPFLAGS) -o $@ $< $(filter %.o,$^) $(LDLIBS)
 
 # src/profile/profile.pb-c.{c,h} are committed; regenerate after editing proto/profile.proto.
+# src/opentelemetry/proto/**.pb-c.{c,h} are committed too, generated from the
+# OpenTelemetry project's own files in proto/opentelemetry (copied unchanged).
+# protoc-c 1.4 does not know proto3 `optional` (three fields of metrics.proto):
+# it is dropped in a temporary copy, which changes presence only, not the wire
+# format (docs/EXPORT.md).
+OTLP_PROTOS := $(shell cd proto && find opentelemetry -name '*.proto' | sort)
 proto:
 	protoc-c --c_out=src/profile --proto_path=proto proto/profile.proto
+	t=$$(mktemp -d) && cp -r proto/opentelemetry $$t/ && \
+	sed -i 's/^\(\s*\)optional /\1/' $$t/opentelemetry/proto/metrics/v1/metrics.proto && \
+	protoc-c --c_out=src --proto_path=$$t $(OTLP_PROTOS); rc=$$?; rm -rf $$t; exit $$rc
 
 # run: only what running needs (no unit tests: cmocka is a test package)
 run: deps

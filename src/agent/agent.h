@@ -40,6 +40,7 @@ struct sl_agent {
 	struct sl_stats *stats;     /* workload statistics collector (src/stats); NULL when stats are off */
 	struct sl_tasks *tasks;     /* on-demand task executor (src/task); NULL when tasks are off */
 	struct sl_pressure_rt *pressure; /* self-protection (pressure_rt.h); NULL when off */
+	struct sl_exporter *export; /* OTLP export (src/export, export_glue.c); NULL when off */
 	struct sl_cg_mounts mounts;
 	int v1_subsys_id;           /* cgroup_subsys_id of cfg.attribution.v1_controller, -1 if not on v1 */
 
@@ -78,6 +79,15 @@ int sl_agent_modules_setup(struct sl_agent *a, char *err, size_t errlen);
 /* Register every ring buffer m's init set (sl_module_ringbuf) with the one
  * poll loop. 0 or -errno (the module is then failed). */
 int sl_agent_add_module_ringbufs(struct sl_agent *a, struct sl_module *m);
+
+/* --- OTLP export (export_glue.c) --- */
+
+/* Start the exporter when export.otlp.endpoint is set (a->export), logs
+ * after store row after_id (< 0: the newest now), resource attribute
+ * service.version = version. 0, or -1 (logged; the agent goes on without). */
+int sl_agent_export_start(struct sl_agent *a, int64_t after_id, const char *version);
+/* Stop it (before the modules go: its metrics source reads them). */
+void sl_agent_export_stop(struct sl_agent *a);
 
 /* --- reload (reload.c; poll-loop thread) --- */
 

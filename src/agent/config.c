@@ -15,7 +15,7 @@
 #include <string.h>
 #include <yaml.h>
 
-enum kind { K_STR, K_BOOL, K_UINT, K_DURATION, K_BYTES, K_LOGLEVEL, K_DURATION_NS, K_V1_CONTROLLER, K_STRLIST, K_RATIO, K_TICK };
+enum kind { K_STR, K_BOOL, K_UINT, K_DURATION, K_BYTES, K_LOGLEVEL, K_DURATION_NS, K_V1_CONTROLLER, K_STRLIST, K_RATIO, K_TICK, K_HEADERS };
 
 /* attribution.v1_controller: the cgroup v1 controllers of the kernel
  * (cgroup_subsys_id, "blkio" being io_cgrp_id), docs/CONFIG.md. A fixed list,
@@ -89,6 +89,16 @@ static const struct key keys[] = {
 	{"pressure.cgroup.name", K_STR, F(pressure.cgroup.name), 0, 0},
 	{"pressure.cgroup.cpu_limit", K_RATIO, F(pressure.cgroup.cpu_limit), 0, 1024000000},
 	{"pressure.cgroup.memory_limit", K_BYTES, F(pressure.cgroup.memory_limit), 0, 1ull << 40},
+	{"export.otlp.endpoint", K_STR, F(export_otlp.endpoint), 0, 0},
+	{"export.otlp.headers", K_HEADERS, F(export_otlp.headers), 0, 0},
+	{"export.otlp.timeout", K_DURATION_NS, F(export_otlp.timeout_ns), 100000000ull, 300000000000ull},
+	{"export.otlp.interval", K_DURATION_NS, F(export_otlp.interval_ns), 1000000000ull, 3600000000000ull},
+	{"export.otlp.batch_size", K_UINT, F(export_otlp.batch_size), 1, 10000},
+	{"export.otlp.queue_size", K_UINT, F(export_otlp.queue_size), 1, 16u << 20},
+	{"export.otlp.gzip", K_BOOL, F(export_otlp.gzip), 0, 0},
+	{"export.otlp.retry_initial", K_DURATION_NS, F(export_otlp.retry_initial_ns), 10000000ull, 60000000000ull},
+	{"export.otlp.retry_max_interval", K_DURATION_NS, F(export_otlp.retry_max_interval_ns), 10000000ull, 600000000000ull},
+	{"export.otlp.max_retry_time", K_DURATION_NS, F(export_otlp.max_retry_time_ns), 0, 3600000000000ull},
 };
 #undef F
 
@@ -145,6 +155,14 @@ static void agent_defaults(struct sl_config *c)
 	snprintf(c->pressure.cgroup.name, sizeof(c->pressure.cgroup.name), "sandlensd");
 	c->pressure.cgroup.cpu_limit = 1.0;
 	c->pressure.cgroup.memory_limit = 512ull << 20;
+	c->export_otlp.timeout_ns = 10000000000ull;
+	c->export_otlp.interval_ns = 30000000000ull;
+	c->export_otlp.batch_size = 512;
+	c->export_otlp.queue_size = 16384;
+	c->export_otlp.gzip = 1;
+	c->export_otlp.retry_initial_ns = 1000000000ull;
+	c->export_otlp.retry_max_interval_ns = 30000000000ull;
+	c->export_otlp.max_retry_time_ns = 300000000000ull;
 }
 
 static int parse_u64(const char *s, uint64_t *out, const char **rest)
@@ -197,6 +215,7 @@ static int set_value(void *base, const struct key *k, const char *v, char *err, 
 
 	switch (k->kind) {
 	case K_STRLIST: /* a sequence: set_strlist */
+	case K_HEADERS:
 		snprintf(err, errlen, "%s: expected a list of strings, e.g. [\"a\", \"b\"] ([] = none)", k->name);
 		return -1;
 	case K_V1_CONTROLLER:
@@ -361,6 +380,47 @@ static int set_strlist(void *base, const struct key *k, yaml_document_t *doc, ya
 	return 0;
 }
 
+/* A K_HEADERS value: a sequence of "Name: value" strings (a token name,
+ * a colon; no CR/LF), at most SL_CFG_HEADERS_MAX. */
+static int set_headers(void *base, const struct key *k, yaml_document_t *doc, yaml_node_t *seq,
+		       char *err, size_t errlen)
+{
+	struct sl_cfg_headers *h = (struct sl_cfg_headers *)((char *)base + k->off);
+	unsigned n = 0;
+
+	for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
+		yaml_node_t *in = yaml_document_get_node(doc, *it);
+		unsigned idx = (unsigned)(it - seq->data.sequence.items.start);
+		if (!in || in->type != YAML_SCALAR_NODE || is_null(in)) {
+			snprintf(err, errlen, "%s[%u]: expected a string (got %s)", k->name, idx,
+				 in && in->type == YAML_SCALAR_NODE ? "null" : node_kind(in));
+			return -1;
+		}
+		const char *v = (const char *)in->data.scalar.value;
+		size_t nl = strcspn(v, ":");
+		int bad = strlen(v) != in->data.scalar.length || !nl || !v[nl] || strpbrk(v, "\r\n");
+		for (size_t i = 0; i < nl && !bad; i++)
+			if (!isalnum((unsigned char)v[i]) && !strchr("!#$%&'*+-.^_`|~", v[i]))
+				bad = 1;
+		if (bad) {
+			snprintf(err, errlen, "%s[%u]: '%.64s' is not \"Name: value\" (a header name, a colon, no line breaks)",
+				 k->name, idx, v);
+			return -1;
+		}
+		if (n >= SL_CFG_HEADERS_MAX) {
+			snprintf(err, errlen, "%s: more than %d items", k->name, SL_CFG_HEADERS_MAX);
+			return -1;
+		}
+		if (strlen(v) >= SL_CFG_HEADER_LEN) {
+			snprintf(err, errlen, "%s[%u]: longer than %d bytes", k->name, idx, SL_CFG_HEADER_LEN - 1);
+			return -1;
+		}
+		snprintf(h->v[n++], SL_CFG_HEADER_LEN, "%s", v);
+	}
+	h->n = n;
+	return 0;
+}
+
 /* A module key as the loader's key (name = "<module>.<key>" in buf). */
 static const int cfg_kind[] = {
 	[SL_CFG_BOOL] = K_BOOL,		  [SL_CFG_UINT] = K_UINT, [SL_CFG_BYTES] = K_BYTES,
@@ -425,6 +485,8 @@ static int set_node(void *base, const struct key *k, yaml_document_t *doc, yaml_
 {
 	if (k->kind == K_STRLIST && vn && vn->type == YAML_SEQUENCE_NODE)
 		return set_strlist(base, k, doc, vn, err, errlen);
+	if (k->kind == K_HEADERS && vn && vn->type == YAML_SEQUENCE_NODE)
+		return set_headers(base, k, doc, vn, err, errlen);
 	if (!vn || vn->type != YAML_SCALAR_NODE) {
 		snprintf(err, errlen, "%s: expected a single value (got %s)", k->name, node_kind(vn));
 		return -1;
@@ -732,6 +794,17 @@ static int validate(struct sl_config *c, char *err, size_t errlen)
 			return -1;
 		}
 	}
+	if (c->export_otlp.endpoint[0] && strncmp(c->export_otlp.endpoint, "http://", 7) &&
+	    strncmp(c->export_otlp.endpoint, "https://", 8)) {
+		snprintf(err, errlen, "export.otlp.endpoint: '%s' is not an http:// or https:// URL (\"\" = off)",
+			 c->export_otlp.endpoint);
+		return -1;
+	}
+	if (c->export_otlp.batch_size > c->export_otlp.queue_size) {
+		snprintf(err, errlen, "export.otlp.batch_size: %llu exceeds export.otlp.queue_size %llu",
+			 (unsigned long long)c->export_otlp.batch_size, (unsigned long long)c->export_otlp.queue_size);
+		return -1;
+	}
 	if (c->api.unix_socket[0] && c->api.unix_socket[0] != '/') {
 		snprintf(err, errlen, "api.unix_socket: '%s' is not an absolute path", c->api.unix_socket);
 		return -1;
@@ -887,6 +960,15 @@ static int value_equal(enum kind kind, const void *a, const void *b, size_t size
 			return 0;
 		for (unsigned i = 0; i < x->n && i < SL_CFG_STRLIST_MAX; i++)
 			if (strncmp(x->v[i], y->v[i], SL_CFG_STRLIST_LEN))
+				return 0;
+		return 1;
+	}
+	if (kind == K_HEADERS) {
+		const struct sl_cfg_headers *x = a, *y = b;
+		if (x->n != y->n)
+			return 0;
+		for (unsigned i = 0; i < x->n && i < SL_CFG_HEADERS_MAX; i++)
+			if (strncmp(x->v[i], y->v[i], SL_CFG_HEADER_LEN))
 				return 0;
 		return 1;
 	}

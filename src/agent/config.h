@@ -12,6 +12,14 @@
 
 struct sl_module_ops;
 
+/* export.otlp.headers: "Name: value" lines (bearer tokens need the room). */
+#define SL_CFG_HEADERS_MAX 16
+#define SL_CFG_HEADER_LEN 512
+struct sl_cfg_headers {
+	unsigned n;
+	char v[SL_CFG_HEADERS_MAX][SL_CFG_HEADER_LEN];
+};
+
 /* Storage of one module's config struct inside struct sl_config (bytes;
  * a module whose ops->config.size is larger is refused at defaults time). */
 #define SL_CFG_MODULE_MAX 4096
@@ -92,6 +100,19 @@ struct sl_config {
 			uint64_t memory_limit; /* pressure.cgroup.memory_limit: bytes, default 512 MiB; 0 = none */
 		} cgroup;
 	} pressure;
+
+	struct sl_cfg_otlp {                  /* OTLP/HTTP export, docs/EXPORT.md */
+		char endpoint[512];           /* export.otlp.endpoint: "" = off; http(s)://host:port[/prefix] */
+		struct sl_cfg_headers headers; /* export.otlp.headers: list of "Name: value" */
+		uint64_t timeout_ns;          /* export.otlp.timeout: per request, default 10s */
+		uint64_t interval_ns;         /* export.otlp.interval: metrics export period, default 30s */
+		uint64_t batch_size;          /* export.otlp.batch_size: events per logs request, default 512 */
+		uint64_t queue_size;          /* export.otlp.queue_size: events waiting at most, default 16384 */
+		int gzip;                     /* export.otlp.gzip: default true */
+		uint64_t retry_initial_ns;    /* export.otlp.retry_initial: first backoff, default 1s */
+		uint64_t retry_max_interval_ns; /* export.otlp.retry_max_interval: backoff cap, default 30s */
+		uint64_t max_retry_time_ns;   /* export.otlp.max_retry_time: give a request up after, default 5m */
+	} export_otlp;
 
 	/* Module sections (src/agent/module.h, struct sl_module_config): one
 	 * per module of the list given to sl_config_defaults_mods (the registry

@@ -3,6 +3,7 @@
  * what init wrote before the API started. */
 #include "agent/agent.h"
 #include "agent/pressure_rt.h"
+#include "export/exporter.h"
 #include "store/store.h"
 
 #include <string.h>
@@ -88,5 +89,6 @@ json_t *sl_agent_health_json(struct sl_agent *a)
 	json_object_set_new(root, "cgroup_v1_mount", json_string(a->mounts.v1));
 	json_object_set_new(root, "modules", mods);
 	json_object_set_new(root, "pressure", sl_pressure_rt_health_json(a->pressure, a->mono_to_real_ns));
+	json_object_set_new(root, "export", sl_export_health_json(a->export));
 	return root;
 }

@@ -554,6 +554,9 @@ int main(int argc, char **argv)
 		}
 	}
 
+	int64_t export_after = -1; /* the events the modules emit from now on are exported */
+	if (a->cfg.export_otlp.endpoint[0] && sl_store_max_id(a->store, &export_after, err, sizeof(err)))
+		export_after = -1;
 	if (start_modules(a) == 0) {
 		sl_err(MOD, "no module could start; see the errors above");
 		rc = 1;
@@ -568,6 +571,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out_modules;
 	}
+	sl_agent_export_start(a, export_after, SANDLENS_VERSION); /* failure: logged, agent goes on */
 	sl_info(MOD, "sandlensd %s ready: api %s%s%s", SANDLENS_VERSION, a->cfg.api.listen,
 		a->cfg.api.unix_socket[0] ? " + unix:" : "", a->cfg.api.unix_socket);
 
@@ -578,6 +582,7 @@ int main(int argc, char **argv)
 	if (poll_loop(a, config_path))
 		rc = 1;
 	sl_sd_notify("STOPPING=1");
+	sl_agent_export_stop(a);
 
 	/* Tasks first: cancelled as "agent shutting down" (not as lost follow
 	 * clients), given a moment to end, so that follow streams send their

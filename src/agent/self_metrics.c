@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/prom.h"
 #include "common/thread_cpu.h"
+#include "export/exporter.h"
 #include "stats/stats.h"
 #include "store/store.h"
 
@@ -146,6 +147,7 @@ void sl_agent_write_metrics_to(struct sl_agent *a, struct sl_prom *p)
 	    ss.write_errors);
 	u64(p, "sandlens_store_queue_depth", SL_PROM_GAUGE, "Records waiting for the store writer.", ss.queue_depth);
 	sl_store_write_metrics(a->store, p);
+	sl_export_write_metrics(a->export, p);
 	f64(p, "sandlens_api_cpu_seconds_total", SL_PROM_COUNTER,
 	    "CPU time of the API threads (not counted in pressure.cpu_budget).",
 	    (double)sl_thread_cpu_ns(SL_TCPU_API) / 1e9);

@@ -220,4 +220,9 @@ json_t *sl_store_query_events(struct sl_store *s, const struct sl_event_filter *
  * read transaction on its own read-only connection. NULL on error. */
 json_t *sl_store_query_containers(struct sl_store *s, char *err, size_t errlen);
 
+/* The largest row id in the store (0 when empty): the end of an id cursor
+ * (the OTLP exporter's backlog is max id - its cursor). Its own read-only
+ * connection; any thread. 0, or -1 with the reason in err. */
+int sl_store_max_id(struct sl_store *s, int64_t *id, char *err, size_t errlen);
+
 #endif

@@ -324,3 +324,18 @@ bad:
 	fail(db, st, "containers query", err, errlen);
 	return NULL;
 }
+
+int sl_store_max_id(struct sl_store *s, int64_t *id, char *err, size_t errlen)
+{
+	sqlite3 *db = open_ro(s, err, errlen);
+	sqlite3_stmt *st = NULL;
+	if (!db)
+		return -1;
+	if (sqlite3_prepare_v2(db, "SELECT coalesce(max(id), 0) FROM events", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW)
+		return fail(db, st, "max id", err, errlen);
+	*id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return 0;
+}
