@@ -6,6 +6,9 @@
 #include "common/units.h"
 
 #include <errno.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <ctype.h>
 #include <limits.h>
@@ -921,25 +924,51 @@ out:
 
 int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "re");
-	if (!f) {
+	/* Non-blocking and regular files only: the file is read again on
+	 * SIGHUP by the poll loop, and a FIFO (or a device) put in its place
+	 * must not stop the agent. Symlinks are followed (a ConfigMap mounts
+	 * its files through them); their target must be a regular file. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	if (st.st_size > SL_CONFIG_MAX_BYTES) {
+		snprintf(err, errlen, "%s: larger than %d bytes (the config's size limit)", path, SL_CONFIG_MAX_BYTES);
+		close(fd);
 		return -1;
 	}
 	/* one byte more than the limit tells "too large" from "exactly the limit" */
 	char *buf = malloc(SL_CONFIG_MAX_BYTES + 1);
 	if (!buf) {
-		fclose(f);
+		close(fd);
 		snprintf(err, errlen, "%s: out of memory", path);
 		return -1;
 	}
-	size_t len = fread(buf, 1, SL_CONFIG_MAX_BYTES + 1, f);
-	int rd_err = ferror(f);
-	int saved = errno;
-	fclose(f);
+	size_t len = 0;
+	int rd_err = 0;
+	while (len < SL_CONFIG_MAX_BYTES + 1) {
+		ssize_t n = read(fd, buf + len, SL_CONFIG_MAX_BYTES + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rd_err = errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
 	int rc;
 	if (rd_err) {
-		snprintf(err, errlen, "%s: %s", path, strerror(saved));
+		snprintf(err, errlen, "%s: %s", path, strerror(rd_err));
 		rc = -1;
 	} else {
 		rc = sl_config_load_buf(c, path, buf, len, err, errlen);

@@ -116,6 +116,19 @@ expect_error "empty sched.watch" 2 sched.watch "$base
 sched:
   watch: \"\""
 
+# The config path is not a regular file: a FIFO (nobody writes it) and a
+# device are refused at once, never waited on (SIGHUP re-reads the same
+# path on the poll loop: a FIFO there must not stop the agent).
+mkfifo "$SL_TMP/fifo.yaml"
+for f in "$SL_TMP/fifo.yaml" /dev/zero; do
+	timeout -k 2 10 "$SL_BUILD/sandlensd" --check-config --config "$f" >"$SL_LOGDIR/cfg.out" 2>"$SL_LOGDIR/cfg.err"
+	rc=$?
+	[ "$rc" = 124 ] && fail "config $f: sandlensd blocked on it"
+	[ "$rc" = 2 ] || fail "config $f: exit $rc, expected 2"
+	grep -q "not a regular file" "$SL_LOGDIR/cfg.err" || fail "config $f: $(head -c 300 "$SL_LOGDIR/cfg.err")"
+	echo "ok - config $f refused at once: $(head -n 1 "$SL_LOGDIR/cfg.err")"
+done
+
 # Accepted: --check-config exits 0 (starts nothing).
 # 40k nested flow mappings: libyaml alone took ~20 s to load them (quadratic
 # in the depth); the depth limit refuses them before loading, at once.

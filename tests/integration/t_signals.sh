@@ -86,6 +86,18 @@ sleep 2
 kill -0 "$SL_AGENT_PID" 2>/dev/null || fail "sandlensd exited on SIGHUP"
 assert_eq "healthz after SIGHUP" ok "$(curl -s -m 5 "http://127.0.0.1:$SL_PORT/healthz" | jq -r .status)"
 grep -q "reload: SIGHUP: .* reloaded: 0 keys changed" "$SL_LOGDIR/agent.stderr" || fail "no reload line in the log"
+# the config replaced by a FIFO nobody writes: the reload is refused at
+# once, the poll loop goes on (events, SIGTERM), the old config kept
+cp "$SL_CONFIG" "$SL_TMP/config.keep"
+rm -f "$SL_CONFIG" && mkfifo "$SL_CONFIG"
+kill -HUP "$SL_AGENT_PID"
+for _ in $(seq 50); do grep -q "not a regular file" "$SL_LOGDIR/agent.stderr" && break; sleep 0.1; done
+grep -q "not a regular file" "$SL_LOGDIR/agent.stderr" || fail "SIGHUP with a FIFO config: no refusal in the log (the poll loop is stuck?)"
+kill -HUP "$SL_AGENT_PID"
+sleep 1
+[ "$(grep -c "not a regular file" "$SL_LOGDIR/agent.stderr")" -ge 2 ] || fail "a second SIGHUP after the FIFO was not handled"
+rm -f "$SL_CONFIG" && cp "$SL_TMP/config.keep" "$SL_CONFIG"
+echo "ok - SIGHUP with the config replaced by a FIFO: refused at once, the agent goes on"
 sl_agent_stop
 assert_eq "sandlensd exit status on SIGTERM after SIGHUP" 0 "$?"
 [ -e "$SL_SOCK" ] && fail "the unix socket was left behind"
