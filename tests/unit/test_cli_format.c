@@ -608,6 +608,54 @@ static void test_schema_fetch(void **state)
 	cli_schema_free(&s);
 }
 
+/* Code points of UTF-8 text up to the first occurrence of mark. */
+static size_t cps_before(const char *s, const char *mark)
+{
+	const char *e = strstr(s, mark);
+	assert_non_null(e);
+	size_t n = 0;
+	for (; s < e; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* Columns are padded by code points, not bytes (finding 3c): a multibyte
+ * comm, container id or runtime leaves the next column where an ASCII one
+ * does; an escaped cell counts as the escape's length. */
+static void test_multibyte_alignment(void **state)
+{
+	(void)state;
+	const char *fmt = "{\"id\":1,\"time\":\"2024-01-01T00:00:00.000000000Z\",\"type\":\"exec\","
+			  "\"container_id\":\"%s\",\"pid\":1,\"comm\":\"%s\",\"argv\":[\"MARK\"],\"filename\":\"f\"}";
+	char js[512];
+	snprintf(js, sizeof(js), fmt, "abcdef", "cafexx");
+	char *ascii = row(js);
+	snprintf(js, sizeof(js), fmt, "\u00e9\u00e9\u00e9", "caf\u00e9\u65e5\u672c");
+	char *multi = row(js);
+	snprintf(js, sizeof(js), fmt, "x", "a\\u001bb");
+	char *esc = row(js);
+	assert_non_null(strstr(multi, "caf\xc3\xa9\xe6\x97\xa5\xe6\x9c\xac"));
+	assert_int_equal(cps_before(multi, "MARK"), cps_before(ascii, "MARK"));
+	assert_int_equal(cps_before(esc, "MARK"), cps_before(ascii, "MARK"));
+	free(ascii);
+	free(multi);
+	free(esc);
+	/* containers: the runtime and pod cells */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	json_t *cs = parse("[{\"container_id\":\"abc\",\"runtime\":\"r\u00fcnc\",\"pod_uid\":\"p\u00f6d\","
+			   "\"events\":1,\"by_type\":{\"exec\":1},\"last_seen\":\"t\"},"
+			   "{\"container_id\":\"abc\",\"runtime\":\"runcc\",\"pod_uid\":\"podd\","
+			   "\"events\":1,\"by_type\":{\"exec\":1},\"last_seen\":\"t\"}]");
+	cli_print_containers(f, cs);
+	assert_int_equal(fclose(f), 0);
+	char *l2 = strchr(buf, '\n') + 1, *l3 = strchr(l2, '\n') + 1;
+	assert_int_equal(cps_before(l2, "exec="), cps_before(l3, "exec="));
+	free(buf);
+	json_decref(cs);
+}
+
 /* A hostile --api server (finding 2): every error text the CLI prints from
  * it (error.message, code, reason, a non-JSON body) is escaped. Runs fn
  * against a one-shot server answering status + body and returns what it
@@ -715,6 +763,7 @@ int main(void)
 		cmocka_unit_test(test_escape_cells),
 		cmocka_unit_test(test_schema_fetch),
 		cmocka_unit_test(test_hostile_error_messages),
+		cmocka_unit_test(test_multibyte_alignment),
 	};
 	return cmocka_run_group_tests(tests, load_schema, free_schema);
 }
