@@ -184,7 +184,8 @@ static void h_schema(struct sl_api *api, const struct sl_api_param *p, size_t n,
 	reply_json(api, r, j, 200, "schema");
 }
 
-/* GET /api/v1/series?module=M&name=N: a module's per-container series. */
+/* GET /api/v1/series?module=M&name=N: a module's per-container series;
+ * GET /api/v1/series[?module=M]: the declared series. */
 static void h_series(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
 {
 	static const char *const names[] = {"module", "name"};
@@ -196,12 +197,14 @@ static void h_series(struct sl_api *api, const struct sl_api_param *p, size_t n,
 		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
 		return;
 	}
-	if (!vals[0] || !vals[1]) {
-		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", !vals[0] ? "module: required" : "name: required");
+	if (!vals[0] && vals[1]) {
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", "module: required with name");
 		return;
 	}
 	err[0] = 0;
-	json_t *j = sl_read_series(api->a, vals[0], vals[1], &status, err, sizeof(err));
+	/* no name: the list of declared series (of every running module, or of M) */
+	json_t *j = vals[1] ? sl_read_series(api->a, vals[0], vals[1], &status, err, sizeof(err))
+			    : sl_read_series_list(api->a, vals[0], &status, err, sizeof(err));
 	if (!j) {
 		sl_api_reply_error(r, status, status_code(status), err[0] ? err : "series unavailable");
 		return;

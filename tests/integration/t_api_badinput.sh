@@ -82,6 +82,17 @@ grep -q "request line arrived but whose request did not reach the agent" "$SL_LO
 	fail "the sweeper's log line does not say the request line arrived: $(grep -m1 'closed [0-9]* connection' "$SL_LOGDIR/agent.stderr")"
 echo "ok - sweeper: the reason names a request line that arrived"
 
+# GET /api/v1/series without name: the declared series of the running modules
+curl -s -m 10 "$SL_API/api/v1/series" >"$SL_TMP/series.json"
+note "series: $(head -c 300 "$SL_TMP/series.json")"
+mem_state=$(curl -s -m 10 "$SL_API/healthz" | jq -r '.modules[] | select(.name == "mem") | .state')
+case $mem_state in running | degraded) want_series=1 ;; *) want_series=0 ;; esac
+[ "$(jq '[.series[] | select(.name == "mem_stall_seconds" and .unit == "seconds" and .module == "mem")] | length' "$SL_TMP/series.json")" = "$want_series" ] ||
+	fail "GET /api/v1/series does not list mem_stall_seconds: $(head -c 300 "$SL_TMP/series.json")"
+assert_eq "series of one module" "$(jq -c '[.series[] | select(.module == "mem")]' "$SL_TMP/series.json")" \
+	"$(curl -s -m 10 "$SL_API/api/v1/series?module=mem" | jq -c .series)"
+expect "series of an unknown module" 404 NOT_FOUND "/api/v1/series?module=nope"
+
 # malformed HTTP (bad request lines, no Host, bad header lines, HTTP/9.9)
 s0=$(sl_metric sandlens_log_suppressed_total)
 w0=$(grep -c "microhttpd:" "$SL_LOGDIR/agent.stderr")
