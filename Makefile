@@ -130,10 +130,12 @@ FUZZ_SRCS_cgstat := $(wildcard src/cgroup/cgstat*.c)
 FUZZ_SRCS_mounts := src/cgroup/mounts.c
 FUZZ_SRCS_runc_state := src/cgroup/runc_state.c
 FUZZ_SRCS_k8s_names := src/cgroup/k8s_names.c src/cgroup/runc_state.c src/profile/sym_open.c
-# every module's declarations (src/modules/<m>_decl.c, pure data; a
-# module's decl may use its own pure helpers named <m>_redact.c)
-FUZZ_SRCS_config := src/agent/config.c src/common/units.c src/common/log.c src/common/json.c \
-	$(wildcard src/modules/*_decl.c src/modules/*_redact.c)
+# the registry and every module's objects whole (a module need not split
+# its declarations into a <m>_decl.c: mem keeps them in mem.c), compiled
+# against the plain build's skeleton headers; the agent services they call
+# are never called by the loader and are stubs (config_stubs.c, generated
+# from what the objects leave undefined: each an abort())
+FUZZ_SRCS_config := src/agent/config.c $(wildcard src/common/*.c) $(wildcard src/modules/*.c)
 FUZZ_SRCS_api_params := src/api/api_params.c src/common/timefmt.c
 FUZZ_SRCS_task_spec := src/task/spec.c
 FUZZ_SRCS_maps := src/profile/symbolize_maps.c
@@ -145,9 +147,10 @@ FUZZ_BINS := $(patsubst %,$(FUZZ_B)/fuzz_%,$(FUZZ_TARGETS))
 
 fuzz: $(FUZZ_BINS)
 
-$(FUZZ_B)/obj/%.o: src/%.c
+$(FUZZ_B)/obj/%.o: src/%.c | $(SKELS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(B)/skel -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
+
 
 # objects of target $(1) (a function: a '%' in a pattern rule's
 # prerequisites would be taken for the stem)
@@ -155,7 +158,17 @@ fuzz_objs = $(patsubst src/%.c,$(FUZZ_B)/obj/%.o,$(FUZZ_SRCS_$(1)))
 .SECONDEXPANSION:
 $(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(DEPFLAGS) -o $@ $< $(filter %.o,$^) $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(DEPFLAGS) -o $@ $< $(filter %.o %_stubs.c,$^) $(LDLIBS)
+
+# fuzz_config's stubs: every sl_* symbol its objects use and none defines
+$(FUZZ_B)/config_stubs.c: $(call fuzz_objs,config) tests/fuzz/fuzz_config.c
+	@mkdir -p $(@D)
+	nm --defined-only --format=just-symbols $(filter %.o,$^) | sort -u > $@.def
+	nm -u --format=just-symbols $(filter %.o,$^) | sort -u | comm -23 - $@.def | grep '^sl_' | \
+		awk 'BEGIN { print "#include <stdlib.h>" } { print "void " $$1 "(void); void " $$1 "(void) { abort(); }" }' > $@.tmp
+	mv $@.tmp $@
+	rm -f $@.def
+$(FUZZ_B)/fuzz_config: $(FUZZ_B)/config_stubs.c
 
 # src/profile/profile.pb-c.{c,h} are committed; regenerate after editing proto/profile.proto.
 # src/opentelemetry/proto/**.pb-c.{c,h} are committed too, generated from the

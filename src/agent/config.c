@@ -2,6 +2,7 @@
  * keys, and each module's declared section (src/agent/module.h). */
 #include "agent/config.h"
 #include "agent/module.h"
+#include "common/detail.h"
 #include "common/log.h"
 #include "common/units.h"
 
@@ -205,8 +206,14 @@ static const char *fmt_unit(enum kind kind, uint64_t v, char *buf, size_t len)
 static int range_error(const struct key *k, const char *v, char *err, size_t errlen)
 {
 	char lo[32], hi[32];
-	snprintf(err, errlen, "%s: %s out of range [%s, %s]", k->name, v, fmt_unit(k->kind, k->min, lo, sizeof(lo)),
-		 fmt_unit(k->kind, k->max, hi, sizeof(hi)));
+	/* a plain number: say what it was read as ("5 (ns)"), the docs' trap */
+	const char *unit = !*v || strspn(v, "0123456789") != strlen(v) ? NULL
+			   : k->kind == K_DURATION_NS			  ? "ns"
+			   : k->kind == K_BYTES				  ? "bytes"
+			   : k->kind == K_DURATION || k->kind == K_TICK	  ? "s"
+									  : NULL;
+	snprintf(err, errlen, "%s: %s%s%s%s out of range [%s, %s]", k->name, v, unit ? " (" : "", unit ? unit : "",
+		 unit ? ")" : "", fmt_unit(k->kind, k->min, lo, sizeof(lo)), fmt_unit(k->kind, k->max, hi, sizeof(hi)));
 	return -1;
 }
 
@@ -518,8 +525,16 @@ static int key_name(yaml_document_t *doc, yaml_node_t *map, yaml_node_pair_t *p,
 		return -1;
 	}
 	const char *kv = (const char *)kn->data.scalar.value;
-	if (snprintf(name, len, "%s%s%s", prefix, *prefix ? "." : "", kv) >= (int)len ||
-	    strlen(kv) != kn->data.scalar.length) {
+	if (strlen(kv) != kn->data.scalar.length) { /* "stall_rate\0x" is not stall_rate */
+		char shown[96];
+		size_t o = 0;
+		for (size_t i = 0; i < kn->data.scalar.length && o + 5 < sizeof(shown); i++)
+			o += (size_t)(kv[i] ? snprintf(shown + o, 2, "%c", kv[i]) : snprintf(shown + o, 5, "\\x00"));
+		shown[o] = 0;
+		snprintf(err, errlen, "%s%s%s: the key contains a NUL byte", prefix, *prefix ? "." : "", shown);
+		return -1;
+	}
+	if (snprintf(name, len, "%s%s%s", prefix, *prefix ? "." : "", kv) >= (int)len) {
 		snprintf(err, errlen, "%s: unknown key", name);
 		return -1;
 	}
@@ -867,8 +882,47 @@ static int check_depth(const char *name, const unsigned char *buf, size_t len, c
 	return rc;
 }
 
+static int load_buf(struct sl_config *c, const char *name, const char *buf, size_t len, char *err,
+		    size_t errlen);
+
+/* Messages quote keys and values from the file: their control characters,
+ * C1, bidi and invisible characters and invalid UTF-8 are escaped for the
+ * terminal or journal that shows them (sl_term_escape's \xNN, \u{XXXX}),
+ * backslashes left as they are (a NUL in a key is already "\x00"). */
+static void escape_msg(char *err, size_t errlen)
+{
+	char *raw = strdup(err);
+	if (!raw)
+		return;
+	size_t o = 0, n = strlen(raw);
+	for (size_t i = 0;;) {
+		size_t l = strcspn(raw + i, "\\");
+		o += sl_term_escape(raw + i, l, err + o, errlen - o);
+		if (o + 1 >= errlen) {
+			o = errlen - 1;
+			break;
+		}
+		i += l;
+		if (i >= n)
+			break;
+		err[o++] = '\\';
+		i++;
+	}
+	err[o] = 0;
+	free(raw);
+}
+
 int sl_config_load_buf(struct sl_config *c, const char *name, const char *buf, size_t len,
 		       char *err, size_t errlen)
+{
+	int rc = load_buf(c, name, buf, len, err, errlen);
+	if (rc && errlen)
+		escape_msg(err, errlen);
+	return rc;
+}
+
+static int load_buf(struct sl_config *c, const char *name, const char *buf, size_t len, char *err,
+		    size_t errlen)
 {
 	yaml_parser_t parser;
 	yaml_document_t doc, next;

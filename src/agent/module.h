@@ -270,7 +270,7 @@ struct sl_api_view {
 };
 
 struct sl_series_decl {
-	const char *name; /* e.g. "mem_reclaim_p99_seconds" */
+	const char *name; /* e.g. "mem_stall_seconds" */
 	const char *unit; /* "seconds", "bytes", "ratio", "count" */
 	const char *doc;
 };

@@ -76,6 +76,41 @@ json_t *sl_read_view_get(struct sl_agent *a, struct sl_module *m, const struct s
 	return j;
 }
 
+json_t *sl_read_series_list(struct sl_agent *a, const char *module, unsigned *status, char *err, size_t errlen)
+{
+	struct sl_module *only = NULL;
+	if (module) {
+		only = module_named(a, module, strlen(module));
+		if (!only) {
+			*status = 404;
+			snprintf(err, errlen, "module: no module '%s'", module);
+			return NULL;
+		}
+		if (not_running(only, status, err, errlen))
+			return NULL;
+	}
+	json_t *arr = json_array();
+	for (int i = 0; i < a->nmodules && arr; i++) {
+		struct sl_module *m = &a->modules[i];
+		unsigned st;
+		char e[160];
+		if ((only && m != only) || not_running(m, &st, e, sizeof(e)))
+			continue;
+		for (unsigned k = 0; k < m->ops->nseries; k++)
+			json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s}", "module", m->ops->name, "name",
+							     m->ops->series[k].name, "unit", m->ops->series[k].unit,
+							     "doc", m->ops->series[k].doc ? m->ops->series[k].doc : ""));
+	}
+	json_t *j = arr ? json_pack("{s:o}", "series", arr) : NULL;
+	if (!j) {
+		*status = 500;
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	*status = 200;
+	return j;
+}
+
 json_t *sl_read_series(struct sl_agent *a, const char *module, const char *name, unsigned *status, char *err,
 		       size_t errlen)
 {

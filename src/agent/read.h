@@ -66,5 +66,10 @@ json_t *sl_read_view_get(struct sl_agent *a, struct sl_module *m, const struct s
  * module is not running), 500 (read_series failed) and the reason in err. */
 json_t *sl_read_series(struct sl_agent *a, const char *module, const char *name, unsigned *status, char *err,
 		       size_t errlen);
+/* GET /api/v1/series (module NULL: every running module) or ?module=M:
+ * {"series":[{"module","name","unit","doc"}]}, the declared series of the
+ * running modules in registry order (new reference), or NULL with *status
+ * 404 (unknown module), 503 (M not running), 500 and the reason in err. */
+json_t *sl_read_series_list(struct sl_agent *a, const char *module, unsigned *status, char *err, size_t errlen);
 
 #endif

@@ -185,7 +185,8 @@ static void h_schema(struct sl_api *api, const struct sl_api_param *p, size_t n,
 	reply_json(api, r, j, 200, "schema");
 }
 
-/* GET /api/v1/series?module=M&name=N: a module's per-container series. */
+/* GET /api/v1/series?module=M&name=N: a module's per-container series;
+ * GET /api/v1/series[?module=M]: the declared series. */
 static void h_series(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
 {
 	static const char *const names[] = {"module", "name"};
@@ -197,12 +198,14 @@ static void h_series(struct sl_api *api, const struct sl_api_param *p, size_t n,
 		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
 		return;
 	}
-	if (!vals[0] || !vals[1]) {
-		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", !vals[0] ? "module: required" : "name: required");
+	if (!vals[0] && vals[1]) {
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", "module: required with name");
 		return;
 	}
 	err[0] = 0;
-	json_t *j = sl_read_series(api->a, vals[0], vals[1], &status, err, sizeof(err));
+	/* no name: the list of declared series (of every running module, or of M) */
+	json_t *j = vals[1] ? sl_read_series(api->a, vals[0], vals[1], &status, err, sizeof(err))
+			    : sl_read_series_list(api->a, vals[0], &status, err, sizeof(err));
 	if (!j) {
 		sl_api_reply_error(r, status, status_code(status), err[0] ? err : "series unavailable");
 		return;
@@ -317,6 +320,41 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 	return n;
 }
 
+/* MHD_OPTION_URI_LOG_CALLBACK: microhttpd 0.9 calls it with the whole
+ * request target before it stores the query arguments. It stores each
+ * argument as a header record in the connection's 32 KiB pool, and when the
+ * pool runs out (about 600 empty parameters) it neither answers nor closes:
+ * the connection hung until the header sweeper cut it. So a target with more
+ * than SL_API_URI_MAX_PARAMS parameters or longer than SL_API_URI_MAX_BYTES
+ * is refused here (on_request answers 414 JSON) and its query string is
+ * emptied in place, so that microhttpd stores none of it. uri points into
+ * microhttpd's own (writable) read buffer, the arguments are parsed from that
+ * buffer right after this call ("log callback before we modify URI or args",
+ * connection.c); the byte after '?' is the first one they are read from. */
+static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	(void)cls;
+	struct conn_state *cs = sl_api_conn_state(c);
+	if (!cs)
+		return NULL;
+	cs->line_seen = 1;
+	cs->uri_refused = 0;
+	cs->uri_params = 0;
+	cs->uri_bytes = strlen(uri);
+	char *q = strchr(uri, '?');
+	if (!q)
+		return NULL;
+	size_t n = 1;
+	for (const char *p = q + 1; *p; p++)
+		n += *p == '&';
+	cs->uri_params = n;
+	if (n > SL_API_URI_MAX_PARAMS || cs->uri_bytes > SL_API_URI_MAX_BYTES) {
+		cs->uri_refused = 1;
+		q[1] = '\0';
+	}
+	return NULL;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
@@ -403,6 +441,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	sl_api_conn_request_begins(cs);
 	r.api = api;
+	if (cs->uri_refused) { /* uri_seen: its query string was never stored */
+		static struct sl_log_limit ulim = SL_LOG_LIMIT_INIT(10);
+		char msg[200];
+		snprintf(msg, sizeof(msg),
+			 "request target too large: %zu bytes, %zu query parameters (at most %u bytes and %u parameters)",
+			 cs->uri_bytes, cs->uri_params, SL_API_URI_MAX_BYTES, SL_API_URI_MAX_PARAMS);
+		sl_log_limited(&ulim, SL_LOG_INFO, MOD, "%s %.60s...: 414 (%s)", method, url, msg);
+		sl_api_reply_error(&r, 414, "URI_TOO_LONG", msg);
+		return send_reply(c, &r);
+	}
 
 	/* who asks (api_auth.h): peer credentials, then the bearer token */
 	if (!*con_cls) { /* once per request (a POST body comes in later calls) */
@@ -532,6 +580,7 @@ static struct MHD_Daemon *start_daemon(struct sl_api *api, int fd, struct sl_api
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 		MHD_OPTION_NOTIFY_CONNECTION, sl_api_conn_notify, lis,
 		MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+		MHD_OPTION_URI_LOG_CALLBACK, uri_seen, NULL,
 		MHD_OPTION_END);
 	if (!d)
 		snprintf(err, errlen, "api: starting microhttpd failed");

@@ -247,6 +247,7 @@ void sl_api_conn_request_ends(struct conn_state *cs)
 		return;
 	pthread_mutex_lock(&cs->lis->api->conn_mu);
 	cs->in_request = 0;
+	cs->line_seen = 0;
 	cs->wait_since_ns = mono_ns();
 	pthread_mutex_unlock(&cs->lis->api->conn_mu);
 }
@@ -276,7 +277,7 @@ static void *sweep(void *arg)
 		if (api->sweeper_stop)
 			break;
 		int64_t now = mono_ns();
-		unsigned cut = 0;
+		unsigned cut = 0, cut_line = 0; /* cut_line: its request line had arrived */
 		for (int l = 0; l < 2; l++)
 			for (struct conn_state *cs = api->lis[l].conns; cs; cs = cs->next)
 				if (!cs->in_request && !cs->cut && cs->fd >= 0 &&
@@ -284,13 +285,22 @@ static void *sweep(void *arg)
 					cs->cut = 1;
 					shutdown(cs->fd, SHUT_RDWR);
 					cut++;
+					cut_line += cs->line_seen != 0;
 				}
 		if (cut) {
 			atomic_fetch_add(&sl_api_counters.cut_header_timeout, cut);
 			pthread_mutex_unlock(&api->conn_mu);
-			sl_log_limited(&lim, SL_LOG_WARN, MOD,
-				       "closed %u connection(s) whose request headers were not complete within %llus (api.header_timeout)",
-				       cut, (unsigned long long)api->header_timeout_s);
+			/* what the sweeper knows: no request line at all, or a request
+			 * line but no request handed to the agent (its headers still
+			 * arriving, or microhttpd gave up on it: see its log line) */
+			if (cut > cut_line)
+				sl_log_limited(&lim, SL_LOG_WARN, MOD,
+					       "closed %u connection(s) that sent no complete request line within %llus (api.header_timeout)",
+					       cut - cut_line, (unsigned long long)api->header_timeout_s);
+			if (cut_line)
+				sl_log_limited(&lim, SL_LOG_WARN, MOD,
+					       "closed %u connection(s) whose request line arrived but whose request did not reach the agent within %llus (api.header_timeout): headers not complete, or refused by microhttpd (see its log line)",
+					       cut_line, (unsigned long long)api->header_timeout_s);
 			pthread_mutex_lock(&api->conn_mu);
 		}
 	}

@@ -94,7 +94,16 @@ struct conn_state {
 	int cut;            /* we shut the socket down */
 	int64_t wait_since_ns; /* CLOCK_MONOTONIC: connect or the last request's end */
 	struct sl_api_caller caller; /* the current request's caller (peer + token) */
+	/* the current request's target (uri_seen, api.c): its request line arrived;
+	 * refused for its size (414); its length and parameter count */
+	int line_seen, uri_refused;
+	size_t uri_bytes, uri_params;
 };
+
+/* A request target over either bound is a 414 before microhttpd stores its
+ * query arguments (uri_seen in api.c; docs/API.md). */
+#define SL_API_URI_MAX_PARAMS 256u
+#define SL_API_URI_MAX_BYTES 8192u
 
 /* MHD_OPTION_NOTIFY_CONNECTION callback (cls: the listener): STARTED makes
  * the socket context (peer credentials, per-client budget: a connection

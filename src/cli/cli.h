@@ -152,6 +152,9 @@ void cli_catch_signals(void);
 /* Every value the CLI prints in a table goes through one of these two: s
  * escaped for a terminal by sl_term_escape (src/common/detail.h: control
  * characters, C1, bidi overrides, invalid UTF-8, backslashes). */
+/* Writes s (already escaped) and pads it with spaces to width code points
+ * (not bytes: no wcwidth, an escape counts as its length). */
+void cli_put_padded(FILE *out, const char *s, int width);
 /* Writes s (NULL = "") escaped to out. */
 void cli_put_safe(FILE *out, const char *s);
 /* s (NULL = "") escaped, in a buffer that stays valid for the next 15

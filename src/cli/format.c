@@ -44,6 +44,23 @@ void cli_put_safe(FILE *out, const char *s)
 	fputs(cli_esc(s), out);
 }
 
+/* Code points of UTF-8 text (what cli_esc returns is valid UTF-8, each
+ * escape plain ASCII): the width a cell takes, without wcwidth. */
+static size_t cli_cps(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+void cli_put_padded(FILE *out, const char *s, int width)
+{
+	fputs(s, out);
+	for (size_t n = cli_cps(s); n < (size_t)(width > 0 ? width : 0); n++)
+		fputc(' ', out);
+}
+
 void cli_short_time(const char *t, char *buf, size_t len)
 {
 	/* YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ -> YYYY-MM-DDTHH:MM:SS.mmmZ */
@@ -139,9 +156,16 @@ void cli_print_event_row(FILE *out, const struct cli_schema *s, json_t *ev)
 	else
 		snprintf(pid, sizeof(pid), "-");
 	const char *comm = json_is_string(json_object_get(ev, "comm")) ? str(ev, "comm") : "-";
-	/* escapes change a cell's width: pad the escaped text */
-	fprintf(out, "%-24s %-*s %-12s %7s %-16s ", cli_esc(t), s->type_width, cli_esc(str(ev, "type")),
-		cli_esc(c), pid, cli_esc(comm));
+	/* escapes change a cell's width: pad the escaped text, by code points
+	 * (printf's %-16s counts bytes: a multibyte comm came out short) */
+	cli_put_padded(out, cli_esc(t), 24);
+	fputc(' ', out);
+	cli_put_padded(out, cli_esc(str(ev, "type")), s->type_width);
+	fputc(' ', out);
+	cli_put_padded(out, cli_esc(c), 12);
+	fprintf(out, " %7s ", pid);
+	cli_put_padded(out, cli_esc(comm), 16);
+	fputc(' ', out);
 	char *d = cli_event_details(s, ev);
 	fprintf(out, "%s\n", d ? d : "");
 	free(d);
@@ -175,9 +199,14 @@ void cli_print_containers(FILE *out, json_t *cs)
 		char t[64], id[16];
 		cli_short_time(str(c, "last_seen"), t, sizeof(t));
 		snprintf(id, sizeof(id), "%.12s", str(c, "container_id"));
-		fprintf(out, "%-12s %-10s %-36s %7lld  %-24s ", cli_esc(id),
-			*str(c, "runtime") ? cli_esc(str(c, "runtime")) : "-",
-			*str(c, "pod_uid") ? cli_esc(str(c, "pod_uid")) : "-", num(c, "events"), cli_esc(t));
+		cli_put_padded(out, cli_esc(id), 12);
+		fputc(' ', out);
+		cli_put_padded(out, *str(c, "runtime") ? cli_esc(str(c, "runtime")) : "-", 10);
+		fputc(' ', out);
+		cli_put_padded(out, *str(c, "pod_uid") ? cli_esc(str(c, "pod_uid")) : "-", 36);
+		fprintf(out, " %7lld  ", num(c, "events"));
+		cli_put_padded(out, cli_esc(t), 24);
+		fputc(' ', out);
 		by_type(out, json_object_get(c, "by_type"));
 		fputc('\n', out);
 	}

@@ -310,7 +310,7 @@ void cli_resp_free(struct cli_resp *r)
 int cli_unreachable(const struct cli_conn *c, const struct cli_resp *r)
 {
 	fprintf(stderr, "sandlens: cannot reach the API at %s%s: %s\n", c->socket ? "unix:" : "",
-		c->socket ? c->socket : c->base, r->error);
+		cli_esc(c->socket ? c->socket : c->base), cli_esc(r->error));
 	return CLI_ERR;
 }
 
@@ -322,12 +322,16 @@ int cli_http_error(const char *what, const struct cli_resp *r)
 	const char *code = json_string_value(json_object_get(e, "code"));
 	const char *msg = json_string_value(json_object_get(e, "message"));
 	const char *reason = json_string_value(json_object_get(e, "reason"));
-	if (code && msg)
-		fprintf(stderr, "sandlens: %s: %s (HTTP %ld %s%s%s)\n", what, msg, r->status, code,
-			reason ? ", reason " : "", reason ? reason : "");
-	else
-		fprintf(stderr, "sandlens: %s: HTTP %ld%s%.200s\n", what, r->status,
-			r->body ? ": " : "", r->body ? r->body : "");
+	/* every text from the agent (or whatever answers --api) is escaped */
+	if (code && msg) {
+		fprintf(stderr, "sandlens: %s: %s (HTTP %ld %s%s%s)\n", cli_esc(what), cli_esc(msg), r->status,
+			cli_esc(code), reason ? ", reason " : "", reason ? cli_esc(reason) : "");
+	} else {
+		char head[201];
+		snprintf(head, sizeof(head), "%.200s", r->body ? r->body : "");
+		fprintf(stderr, "sandlens: %s: HTTP %ld%s%s\n", cli_esc(what), r->status,
+			r->body ? ": " : "", cli_esc(head));
+	}
 	json_decref(o);
 	return r->status == 400 ? CLI_USAGE : CLI_ERR;
 }
@@ -357,7 +361,7 @@ int cli_get_json(struct cli_conn *c, const char *path, int allow_503, json_t **o
 	*out = r.body ? json_loads(r.body, 0, &je) : NULL;
 	cli_resp_free(&r);
 	if (!*out) {
-		fprintf(stderr, "sandlens: %s: the API returned invalid JSON\n", path);
+		fprintf(stderr, "sandlens: %s: the API returned invalid JSON\n", cli_esc(path));
 		return CLI_ERR;
 	}
 	return CLI_OK;

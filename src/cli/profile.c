@@ -174,7 +174,7 @@ int cli_profile_main(struct cli_conn *c, int argc, char **argv, volatile sig_ato
 	snprintf(path, sizeof(path), "/api/v1/tasks/%s/result?format=%s", id, sl_prof_format_name(fmt));
 	struct cli_resp r;
 	if (cli_http_request(c, "GET", path, NULL, 120, &r)) {
-		fprintf(stderr, "sandlens: fetching the result: %s\n", r.error);
+		fprintf(stderr, "sandlens: fetching the result: %s\n", cli_esc(r.error));
 		json_decref(final);
 		return CLI_ERR;
 	}

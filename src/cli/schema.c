@@ -99,7 +99,7 @@ int cli_schema_from_json(struct cli_schema *s, const json_t *body, char *err, si
 			char ename[128];
 			sl_term_escape(name, strlen(name), ename, sizeof(ename));
 			fprintf(stderr, "sandlens: event kind '%s': DETAILS template: %s; shown as key=value\n", ename,
-				why);
+				cli_esc(why));
 		}
 	}
 	if (common) {
@@ -146,7 +146,7 @@ int cli_schema_fetch(struct cli_conn *c, struct cli_schema *s)
 			cli_schema_fallback(s);
 			fprintf(stderr, "sandlens: " CLI_SCHEMA_PATH ": the API returned invalid JSON: DETAILS shown as key=value\n");
 		} else if (cli_schema_from_json(s, body, err, sizeof(err))) {
-			fprintf(stderr, "sandlens: " CLI_SCHEMA_PATH ": %s: DETAILS shown as key=value\n", err);
+			fprintf(stderr, "sandlens: " CLI_SCHEMA_PATH ": %s: DETAILS shown as key=value\n", cli_esc(err));
 		}
 		json_decref(body);
 	}

@@ -59,7 +59,7 @@ static int follow_task(struct cli_conn *c, json_t *body, long timeout_s,
 		rc = cli_http_error("create task", &r);
 	} else if (!st || !strcmp(st, "pending") || !strcmp(st, "running")) {
 		fprintf(stderr, "sandlens: the progress stream ended before the task did (%s)\n",
-			hr ? r.error : "connection closed");
+			hr ? cli_esc(r.error) : "connection closed");
 		rc = CLI_ERR;
 	} else {
 		*final = f.last;

@@ -118,7 +118,7 @@ int cli_top(struct cli_conn *c, int json, int follow, volatile sig_atomic_t *sto
 		if (r.status != 200) {
 			body = r.body ? json_loads(r.body, 0, &je) : NULL;
 			const char *msg = json_string_value(json_object_get(json_object_get(body, "error"), "message"));
-			fprintf(stderr, "sandlens: /api/v1/sched: HTTP %ld: %s\n", r.status, msg ? msg : "error");
+			fprintf(stderr, "sandlens: /api/v1/sched: HTTP %ld: %s\n", r.status, msg ? cli_esc(msg) : "error");
 			json_decref(body);
 			cli_resp_free(&r);
 			return r.status == 400 ? CLI_USAGE : CLI_ERR;

@@ -269,12 +269,16 @@ static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 }
 
 /* Code points that change how a terminal shows what follows: C1 controls,
- * bidi embeddings/overrides/isolates, line/paragraph separators. */
+ * bidi embeddings/overrides/isolates, line/paragraph separators; and the
+ * invisible ones that make two different strings look the same (a spoofed
+ * argv or name): zero width space, non-joiner, joiner, word joiner, BOM /
+ * zero width no-break space, soft hyphen, tag characters. */
 static int unsafe_cp(uint32_t cp)
 {
 	return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
 	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200e || cp == 0x200f || cp == 0x061c ||
-	       cp == 0x2028 || cp == 0x2029;
+	       cp == 0x2028 || cp == 0x2029 || (cp >= 0x200b && cp <= 0x200d) || cp == 0x2060 ||
+	       cp == 0xfeff || cp == 0x00ad || (cp >= 0xe0000 && cp <= 0xe007f);
 }
 
 static void put_escaped(struct buf *o, const char *s, size_t n)

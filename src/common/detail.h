@@ -26,7 +26,9 @@
  * Field names: [A-Za-z0-9_.]+, at most 64 bytes.
  *
  * Rendered text is for a terminal: control characters (C0, DEL, C1), bidi
- * overrides and invalid UTF-8 in values AND in the template's own text are
+ * overrides, line separators, invisible characters (U+200B..U+200D, U+2060,
+ * U+FEFF, U+00AD, tags U+E0000..U+E007F) and invalid UTF-8 in values AND in
+ * the template's own text are
  * escaped as \xNN or \u{XXXX}, a backslash as "\\" so an escaped byte cannot
  * be forged.
  */

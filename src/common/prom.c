@@ -102,7 +102,10 @@ static size_t utf8_len(const unsigned char *s)
 }
 
 /* s as UTF-8 text with \\ and \n escaped, and \" when quote: runs of plain
- * text in one fwrite (a stats pass writes every cgroup path ~35 times). */
+ * text in one fwrite (a stats pass writes every cgroup path ~35 times).
+ * Control characters (C0 other than \n, DEL, C1 U+0080..U+009F) are
+ * written as U+FFFD like invalid UTF-8: valid exposition either way, but
+ * `curl /metrics` in a terminal would obey them. */
 static void put_text(FILE *f, const char *s, int quote)
 {
 	const unsigned char *u = (const unsigned char *)s, *run = u;
@@ -110,7 +113,7 @@ static void put_text(FILE *f, const char *s, int quote)
 	if (!s)
 		return;
 	while (*u) {
-		size_t n = utf8_len(u);
+		size_t n = utf8_len(u), skip = 1;
 		const char *rep = NULL;
 		if (*u == '\\')
 			rep = "\\\\";
@@ -118,15 +121,17 @@ static void put_text(FILE *f, const char *s, int quote)
 			rep = "\\n";
 		else if (*u == '"' && quote)
 			rep = "\\\"";
-		else if (!n)
+		else if (!n || *u < 0x20 || *u == 0x7f)
 			rep = "\xef\xbf\xbd"; /* U+FFFD for this byte */
+		else if (n == 2 && u[0] == 0xc2 && u[1] <= 0x9f)
+			rep = "\xef\xbf\xbd", skip = 2; /* U+FFFD for this C1 control */
 		if (!rep) {
 			u += n;
 			continue;
 		}
 		fwrite(run, 1, (size_t)(u - run), f);
 		fputs(rep, f);
-		u++;
+		u += skip;
 		run = u;
 	}
 	fwrite(run, 1, (size_t)(u - run), f);

@@ -16,6 +16,11 @@
  *     written as U+FFFD (EF BF BD), one per such byte; the sample is kept.
  *     Values that differ only in their invalid bytes can so become one
  *     series.
+ *   - control characters: C0 controls other than \n (\t and \r too), DEL
+ *     and C1 controls (U+0080..U+009F) in label values and HELP are written
+ *     as U+FFFD as well, one per character: the exposition would be valid
+ *     with them, but `curl /metrics` in a terminal would obey an ESC[2J or
+ *     an OSC from a cgroup path a container chose.
  *   - histograms: cumulative _bucket{le} samples, +Inf, _sum and _count.
  *   - a sample must belong to the family started last (its name, or for a
  *     histogram its _bucket/_sum/_count); anything else is -EINVAL.
@@ -105,8 +110,8 @@ void sl_prom_unrestrict(struct sl_prom *p);
  * declare: a bug the tests look for). */
 unsigned sl_prom_refused(const struct sl_prom *p);
 
-/* Write s escaped as a label value (\\, \", \n; invalid UTF-8 as U+FFFD,
- * see above) to out. */
+/* Write s escaped as a label value (\\, \", \n; invalid UTF-8 and control
+ * characters as U+FFFD, see above) to out. */
 void sl_prom_escape(FILE *out, const char *s);
 
 #endif

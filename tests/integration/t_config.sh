@@ -129,6 +129,26 @@ for f in "$SL_TMP/fifo.yaml" /dev/zero; do
 	echo "ok - config $f refused at once: $(head -n 1 "$SL_LOGDIR/cfg.err")"
 done
 
+# Messages (finding 5): a plain number of an ns key names its unit, a key
+# with a NUL byte is not reported as the valid key before it, and an ESC in a
+# key or value reaches stderr escaped, never raw.
+expect_error "plain number of an ns key" 2 "mem.stall_threshold: 5 (ns) out of range [1us, 1m]" "$base
+mem:
+  stall_threshold: 5"
+expect_error "key with a NUL byte" 2 'mem.stall_rate\x00x: the key contains a NUL byte' "$base
+mem:
+  \"stall_rate\\0x\": 1"
+expect_error "ESC in a key" 2 'mem.a\x1b[2Jb: unknown key' "$base
+mem:
+  \"a\\e[2Jb\": 1"
+expect_error "ESC in a value" 2 "log_level: 'x\\x1b[2J'" "$base
+log_level: \"x\\e[2J\""
+for f in "$SL_LOGDIR"/cfg-*ESC*.err "$SL_LOGDIR/cfg-key with a NUL byte.err"; do
+	if LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$f"; then
+		fail "raw control byte on stderr: $(head -c 300 "$f" | od -c | head -5)"
+	fi
+done
+
 # Accepted: --check-config exits 0 (starts nothing).
 # 40k nested flow mappings: libyaml alone took ~20 s to load them (quadratic
 # in the depth); the depth limit refuses them before loading, at once.

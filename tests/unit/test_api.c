@@ -151,6 +151,19 @@ json_t *sl_read_series(struct sl_agent *a, const char *module, const char *name,
 	return NULL;
 }
 
+json_t *sl_read_series_list(struct sl_agent *a, const char *module, unsigned *status, char *err, size_t errlen)
+{
+	(void)a;
+	if (module && strcmp(module, "tv")) {
+		*status = 404;
+		snprintf(err, errlen, "module: no module '%s'", module);
+		return NULL;
+	}
+	*status = 200;
+	return json_pack("{s:[{s:s,s:s,s:s,s:s}]}", "series", "module", "tv", "name", "tv_x_seconds", "unit",
+			 "seconds", "doc", "d");
+}
+
 /* ---- fixture ---- */
 
 #define NEV 5
@@ -732,6 +745,28 @@ static void test_errors(void **state)
 	for (int i = 0; i < SL_API_MAX_PARAMS + 1; i++)
 		snprintf(many + strlen(many), sizeof(many) - strlen(many), "p%d=1&", i);
 	check_error("GET", many, 400, "INVALID_ARGUMENT", "query parameters");
+}
+
+/* GET /api/v1/series without name lists the declared series (finding 6). */
+static void test_series_list(void **state)
+{
+	(void)state;
+	struct http h;
+	req("GET", "/api/v1/series", 0, &h);
+	assert_int_equal(h.status, 200);
+	json_t *j = json_loadb(h.body, h.len, 0, NULL);
+	assert_non_null(j);
+	json_t *s0 = json_array_get(json_object_get(j, "series"), 0);
+	assert_string_equal(json_string_value(json_object_get(s0, "name")), "tv_x_seconds");
+	assert_string_equal(json_string_value(json_object_get(s0, "unit")), "seconds");
+	json_decref(j);
+	free(h.body);
+	req("GET", "/api/v1/series?module=tv", 0, &h);
+	assert_int_equal(h.status, 200);
+	free(h.body);
+	check_error("GET", "/api/v1/series?module=nope", 404, "NOT_FOUND", "nope");
+	check_error("GET", "/api/v1/series?name=tv_x_seconds", 400, "INVALID_ARGUMENT", "module");
+	check_error("GET", "/api/v1/series?module=tv&name=zz", 404, "NOT_FOUND", "module");
 }
 
 /* A percent-encoded NUL byte in a query key or value is a 400 naming the
@@ -1505,6 +1540,7 @@ int main(void)
 		cmocka_unit_test(test_events_paging),
 		cmocka_unit_test(test_containers),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_series_list),
 		cmocka_unit_test(test_reader_access),
 		cmocka_unit_test(test_nul_in_params),
 		cmocka_unit_test(test_healthz),

@@ -20,6 +20,9 @@
 #include "cli/format.c"
 #include "cli/http.c"
 #include "cli/schema.c"
+#define num top_num /* top.c has its own static num() */
+#include "cli/top.c"
+#undef num
 #include "legacy_details.h"
 
 #define SCHEMA_FIXTURE "tests/unit/cases/schema_events.json"
@@ -605,6 +608,147 @@ static void test_schema_fetch(void **state)
 	cli_schema_free(&s);
 }
 
+/* Code points of UTF-8 text up to the first occurrence of mark. */
+static size_t cps_before(const char *s, const char *mark)
+{
+	const char *e = strstr(s, mark);
+	assert_non_null(e);
+	size_t n = 0;
+	for (; s < e; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* Columns are padded by code points, not bytes (finding 3c): a multibyte
+ * comm, container id or runtime leaves the next column where an ASCII one
+ * does; an escaped cell counts as the escape's length. */
+static void test_multibyte_alignment(void **state)
+{
+	(void)state;
+	const char *fmt = "{\"id\":1,\"time\":\"2024-01-01T00:00:00.000000000Z\",\"type\":\"exec\","
+			  "\"container_id\":\"%s\",\"pid\":1,\"comm\":\"%s\",\"argv\":[\"MARK\"],\"filename\":\"f\"}";
+	char js[512];
+	snprintf(js, sizeof(js), fmt, "abcdef", "cafexx");
+	char *ascii = row(js);
+	snprintf(js, sizeof(js), fmt, "\u00e9\u00e9\u00e9", "caf\u00e9\u65e5\u672c");
+	char *multi = row(js);
+	snprintf(js, sizeof(js), fmt, "x", "a\\u001bb");
+	char *esc = row(js);
+	assert_non_null(strstr(multi, "caf\xc3\xa9\xe6\x97\xa5\xe6\x9c\xac"));
+	assert_int_equal(cps_before(multi, "MARK"), cps_before(ascii, "MARK"));
+	assert_int_equal(cps_before(esc, "MARK"), cps_before(ascii, "MARK"));
+	free(ascii);
+	free(multi);
+	free(esc);
+	/* containers: the runtime and pod cells */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	json_t *cs = parse("[{\"container_id\":\"abc\",\"runtime\":\"r\u00fcnc\",\"pod_uid\":\"p\u00f6d\","
+			   "\"events\":1,\"by_type\":{\"exec\":1},\"last_seen\":\"t\"},"
+			   "{\"container_id\":\"abc\",\"runtime\":\"runcc\",\"pod_uid\":\"podd\","
+			   "\"events\":1,\"by_type\":{\"exec\":1},\"last_seen\":\"t\"}]");
+	cli_print_containers(f, cs);
+	assert_int_equal(fclose(f), 0);
+	char *l2 = strchr(buf, '\n') + 1, *l3 = strchr(l2, '\n') + 1;
+	assert_int_equal(cps_before(l2, "exec="), cps_before(l3, "exec="));
+	free(buf);
+	json_decref(cs);
+}
+
+/* A hostile --api server (finding 2): every error text the CLI prints from
+ * it (error.message, code, reason, a non-JSON body) is escaped. Runs fn
+ * against a one-shot server answering status + body and returns what it
+ * wrote to stderr. */
+static char *stderr_of(const char *status, const char *body, int (*fn)(struct cli_conn *))
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	char reply[8192], base[64];
+	snprintf(reply, sizeof(reply),
+		 "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n%s",
+		 status, strlen(body), body);
+	struct canned c = {fd, reply};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, serve_once, &c), 0);
+	snprintf(base, sizeof(base), "http://127.0.0.1:%d", ntohs(a.sin_port));
+	struct cli_conn conn;
+	assert_int_equal(cli_http_init(&conn, base, NULL), 0);
+	char path[] = "/tmp/sl-cli-stderr.XXXXXX";
+	int tmp = mkstemp(path);
+	assert_true(tmp >= 0);
+	unlink(path);
+	fflush(stderr);
+	int saved = dup(2);
+	dup2(tmp, 2);
+	int rc = fn(&conn);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	assert_int_not_equal(rc, CLI_OK);
+	cli_http_close(&conn);
+	pthread_join(th, NULL);
+	close(fd);
+	off_t n = lseek(tmp, 0, SEEK_END);
+	char *out = calloc(1, (size_t)n + 1);
+	assert_non_null(out);
+	assert_int_equal(pread(tmp, out, (size_t)n, 0), n);
+	close(tmp);
+	return out;
+}
+
+static int get_containers(struct cli_conn *c)
+{
+	json_t *o = NULL;
+	int rc = cli_get_json(c, "/api/v1/containers", 0, &o, NULL);
+	json_decref(o);
+	return rc;
+}
+
+static int get_top(struct cli_conn *c)
+{
+	static volatile sig_atomic_t stop;
+	return cli_top(c, 0, 0, &stop);
+}
+
+static void assert_lines_safe(char *buf)
+{
+	for (char *l = buf, *e; l && *l; l = e ? e + 1 : NULL) {
+		e = strchr(l, '\n');
+		char *line = strndup(l, e ? (size_t)(e - l + 1) : strlen(l));
+		assert_terminal_safe(line);
+		free(line);
+	}
+}
+
+static void test_hostile_error_messages(void **state)
+{
+	(void)state;
+	const char *hostile = "{\"error\":{\"code\":\"BAD\\u001b[2J\",\"message\":\"type: 'x\\u001b[2J' \\u009b1m"
+			      "\\u202e\\u0007\",\"reason\":\"r\\u001b]0;t\\u0007\"}}";
+	char *out = stderr_of("400 Bad Request", hostile, get_containers);
+	assert_lines_safe(out);
+	assert_non_null(strstr(out, "type: 'x\\x1b[2J' \\u{009b}1m\\u{202e}\\x07"));
+	assert_non_null(strstr(out, "BAD\\x1b[2J"));
+	assert_non_null(strstr(out, "r\\x1b]0;t\\x07"));
+	free(out);
+	/* not the JSON error shape: the body is printed, escaped */
+	out = stderr_of("502 Bad Gateway", "<b>\x1b[2J\xc2\x9b</b>", get_containers);
+	assert_lines_safe(out);
+	assert_non_null(strstr(out, "<b>\\x1b[2J\\u{009b}</b>"));
+	free(out);
+	/* top has its own error path */
+	out = stderr_of("500 Internal Server Error", hostile, get_top);
+	assert_lines_safe(out);
+	assert_non_null(strstr(out, "\\x1b[2J"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -618,6 +762,8 @@ int main(void)
 		cmocka_unit_test(test_bad_schema),
 		cmocka_unit_test(test_escape_cells),
 		cmocka_unit_test(test_schema_fetch),
+		cmocka_unit_test(test_hostile_error_messages),
+		cmocka_unit_test(test_multibyte_alignment),
 	};
 	return cmocka_run_group_tests(tests, load_schema, free_schema);
 }

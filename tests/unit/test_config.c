@@ -439,6 +439,47 @@ static void mem_missing_tracepoints(void **state)
 	assert_non_null(strstr(small, "mem.missing_tracepoints"));
 }
 
+/* Messages (finding 5): a range error of a plain number names the unit it
+ * was read in; a key with a NUL byte is reported as such (was "unknown key"
+ * naming the valid key before the NUL); control bytes of keys and values are
+ * escaped, never echoed raw. */
+static void messages(void **state)
+{
+	(void)state;
+	struct sl_config c;
+	char err[256];
+	static const struct {
+		const char *yaml, *want;
+	} cases[] = {
+		{"mem:\n  stall_threshold: 5\n", "mem.stall_threshold: 5 (ns) out of range [1us, 1m]"},
+		{"sched:\n  delay_threshold: 999\n", "sched.delay_threshold: 999 (ns) out of range [1us, 1m]"},
+		{"mem:\n  stall_threshold: 90s\n", "mem.stall_threshold: 90s out of range [1us, 1m]"},
+		{"proc:\n  ringbuf_size: 100\n", "proc.ringbuf_size: 100 (bytes) out of range [4KiB, 1GiB]"},
+		{"stats:\n  interval: 5\n", "stats.interval: 5 (ns) out of range"},
+		{"api:\n  header_timeout: 7200\n", "api.header_timeout: 7200 (s) out of range"},
+		{"mem:\n  \"stall_rate\\0x\": 1\n", "mem.stall_rate\\x00x: the key contains a NUL byte"},
+		{"\"api\\0\": 1\n", "api\\x00: the key contains a NUL byte"},
+		{"mem:\n  \"a\\e[2Jb\": 1\n", "mem.a\\x1b[2Jb: unknown key"},
+		{"\"\\e]0;t\\a\": 1\n", "\\x1b]0;t\\x07: unknown key"},
+		{"log_level: \"x\\e[2J\"\n", "log_level: 'x\\x1b[2J' is not one of"},
+		{"mem:\n  stall_threshold: \"1\\u009bs\"\n", "mem.stall_threshold: '1\\u{009b}s' is not a duration"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(load(cases[i].yaml, &c, err, sizeof(err)), -1);
+		if (!strstr(err, cases[i].want)) {
+			print_error("case %zu: error '%s' does not contain '%s'\n", i, err, cases[i].want);
+			fail();
+		}
+		for (const unsigned char *u = (const unsigned char *)err; *u; u++)
+			if (*u < 0x20 || *u == 0x7f || (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f)) {
+				print_error("case %zu: raw control byte in '%s'\n", i, err);
+				fail();
+			}
+	}
+	/* a plain number of an ns key is nanoseconds, as documented */
+	assert_int_equal(load("mem:\n  stall_threshold: 2000\n", &c, err, sizeof(err)), 0);
+}
+
 /* The pressure section: ratios, defaults, and errors naming the key. */
 static void pressure_keys(void **state)
 {
@@ -513,6 +554,7 @@ int main(void)
 		cmocka_unit_test(load_from_buffer),
 		cmocka_unit_test(pressure_keys),
 		cmocka_unit_test(mem_missing_tracepoints),
+		cmocka_unit_test(messages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -115,6 +115,37 @@ static void test_escape(void **s)
 	assert_string_equal(out, "abc");
 }
 
+/* Invisible characters that spoof an argv or a name (finding 3b): zero
+ * width space/non-joiner/joiner, word joiner, BOM, soft hyphen, tag
+ * characters; each as \u{XXXX}, what is around them kept. */
+static void test_escape_invisible(void **s)
+{
+	(void)s;
+	static const struct {
+		const char *in, *want;
+	} c[] = {
+		{"rm\xe2\x80\x8b -rf", "rm\\u{200b} -rf"},
+		{"a\xe2\x80\x8c" "b", "a\\u{200c}b"},
+		{"a\xe2\x80\x8d" "b", "a\\u{200d}b"},
+		{"a\xe2\x81\xa0" "b", "a\\u{2060}b"},
+		{"\xef\xbb\xbfsudo", "\\u{feff}sudo"},
+		{"pass\xc2\xadwd", "pass\\u{00ad}wd"},
+		{"x\xf3\xa0\x80\x80y", "x\\u{e0000}y"},
+		{"x\xf3\xa0\x81\x81y", "x\\u{e0041}y"},
+		{"x\xf3\xa0\x81\xbfy", "x\\u{e007f}y"},
+		/* neighbours that are visible stay */
+		{"\xe2\x80\x90\xe2\x81\xb0\xf3\xa0\x82\x80", "\xe2\x80\x90\xe2\x81\xb0\xf3\xa0\x82\x80"},
+		{"caf\xc3\xa9\xe6\x97\xa5", "caf\xc3\xa9\xe6\x97\xa5"},
+	};
+	char out[64];
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		size_t n = sl_term_escape(c[i].in, strlen(c[i].in), out, sizeof(out));
+		if (strcmp(out, c[i].want))
+			fail_msg("case %zu: got '%s' want '%s'", i, out, c[i].want);
+		assert_int_equal(n, strlen(c[i].want));
+	}
+}
+
 static void test_parse_errors(void **s)
 {
 	(void)s;
@@ -155,6 +186,7 @@ int main(void)
 		cmocka_unit_test(test_conditions),
 		cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_escape_invisible),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_check),
 	};

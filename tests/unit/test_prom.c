@@ -147,7 +147,14 @@ static void test_utf8(void **s)
 		{"x\xe2\x82", "x" FFFD FFFD},                    /* truncated at the end */
 		{"\xe2\x82\"", FFFD FFFD "\\\""},              /* truncated before a quote */
 		{"\xc3\n", FFFD "\\n"},
-		{"\\\"\n\t\r", "\\\\\\\"\\n\t\r"},
+		/* C0 controls other than \n, DEL and C1 (finding 4: a terminal
+		 * reading `curl /metrics` obeyed ESC[2J from a cgroup path) */
+		{"\\\"\n\t\r", "\\\\\\\"\\n" FFFD FFFD},
+		{"/bk/\x1b[2J\x07/evil2", "/bk/" FFFD "[2J" FFFD "/evil2"},
+		{"\x01\x1f\x7f", FFFD FFFD FFFD},
+		{"a\xc2\x9b" "1m\xc2\x80\xc2\x9f", "a" FFFD "1m" FFFD FFFD},
+		{"\xc2\xa0\xc2\xbf ok", "\xc2\xa0\xc2\xbf ok"}, /* U+00A0, U+00BF: not C1 */
+		{"\x1b]0;t\x07\xe2\x80\xae", FFFD "]0;t" FFFD "\xe2\x80\xae"},
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		char *buf = NULL;
@@ -163,6 +170,10 @@ static void test_utf8(void **s)
 	w_open(&w);
 	assert_int_equal(sl_prom_family(w.p, "u", SL_PROM_GAUGE, "bad \xff \"q\""), 0);
 	assert_string_equal(w_text(&w), "# HELP u bad " FFFD " \"q\"\n# TYPE u gauge\n");
+	w_close(&w);
+	w_open(&w);
+	assert_int_equal(sl_prom_family(w.p, "v", SL_PROM_GAUGE, "esc \x1b[2J"), 0);
+	assert_string_equal(w_text(&w), "# HELP v esc " FFFD "[2J\n# TYPE v gauge\n");
 	w_close(&w);
 }
 
@@ -234,7 +245,7 @@ static int promtool_check(const char *tool, const char *text, char *out, size_t 
 static const char *const hostile[] = {
 	"quote\"in",  "back\\slash", "new\nline", "\\\"\n", "trailing\\", "\"",
 	"bad\xff\xfe", "\xc0\xaf", "\xed\xa0\x80", "trunc\xe2\x82", "caf\xc3\xa9", "tab\tcr\r",
-	"} 1\nfake_metric 2", "",
+	"} 1\nfake_metric 2", "", "/bk/\x1b[2J\x1b]0;t\x07\xc2\x9b\x7f/evil2",
 };
 
 /* The writer's output for hostile label values, histograms included, is a
