@@ -434,6 +434,15 @@ static int try_file(const char *path, int (*parse)(const char *, size_t, struct 
 		meta_clear(m); /* the file is not this cgroup's pod */
 		return -1;
 	}
+	if (pod_uid && pod_uid[0] && !m->pod_uid[0]) {
+		/* under a pod's cgroup a file must name that pod's uid: a
+		 * container controls its bundle, and one that leaves the uid
+		 * out could claim any namespace/pod (kube-system/kube-apiserver)
+		 * (the kubelet's logs, keyed by the cgroup's uid, may still
+		 * name it) */
+		meta_clear(m);
+		return 0;
+	}
 	return 1;
 }
 

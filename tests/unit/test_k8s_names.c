@@ -266,6 +266,20 @@ static void t_lookup_sources(void **state)
 	assert_int_equal(sl_k8s_names_lookup(&r, NULL, "c1", "11111111-2222-3333-4444-555555555555", &nm), 0);
 	assert_string_equal(nm.ns, "");
 
+	/* a file under a pod's cgroup that leaves out the pod uid names
+	 * nothing (impersonation: kube-system/kube-apiserver-node1) */
+	mkdirs("%s/k8s.io/c9", r.containerd);
+	snprintf(p, sizeof(p), "%s/k8s.io/c9/config.json", r.containerd);
+	write_file(p, "{\"annotations\":{\"io.kubernetes.cri.sandbox-namespace\":\"kube-system\","
+		      "\"io.kubernetes.cri.sandbox-name\":\"kube-apiserver-node1\","
+		      "\"io.kubernetes.cri.container-name\":\"kube-apiserver\"}}");
+	assert_int_equal(sl_k8s_names_lookup(&r, NULL, "c9", UID, &nm), 0);
+	assert_string_equal(nm.ns, "");
+	assert_string_equal(nm.pod, "");
+	/* without a pod uid on the cgroup path there is nothing to check */
+	assert_int_equal(sl_k8s_names_lookup(&r, NULL, "c9", "", &nm), 1);
+	assert_string_equal(nm.ns, "kube-system");
+
 	/* CRI-O userdata */
 	mkdirs("%s/c2/userdata", r.crio);
 	snprintf(p, sizeof(p), "%s/c2/userdata/config.json", r.crio);
