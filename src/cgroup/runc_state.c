@@ -209,6 +209,23 @@ int sl_runc_snap_bundle(const struct sl_runc_snap *s, const char *id, char *bund
 	return 1;
 }
 
+int sl_runc_snap_pending(const struct sl_runc_snap *s, const char *id)
+{
+	char path[600];
+	struct stat sb;
+	struct id_entry *b;
+	if (!s || !id || !s->ix->root[0] || !dir_name_ok(id))
+		return 0;
+	HASH_FIND_STR(s->ids, id, b);
+	if (b)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s/state.json", s->ix->root, id);
+	if (stat(path, &sb) == 0 || errno != ENOENT)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", s->ix->root, id);
+	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
 void sl_runc_snap_put(struct sl_runc_snap *s)
 {
 	if (s && atomic_fetch_sub(&s->refs, 1) == 1)

@@ -80,6 +80,11 @@ int sl_runc_snap_lookup(const struct sl_runc_snap *s, const char *dir, char *id,
  * written its state since (a caller that missed may get again and retry). */
 int sl_runc_snap_bundle(const struct sl_runc_snap *s, const char *id, char *bundle, size_t len);
 
+/* 1 when runc is creating container id: <root>/<id>/ exists, its
+ * state.json not yet (and s has no bundle for it). A names lookup that
+ * missed then retries soon rather than after its backoff. Two stat()s. */
+int sl_runc_snap_pending(const struct sl_runc_snap *s, const char *id);
+
 /* get + lookup + put, with one retry through a rebuild when the miss may
  * be a container whose state.json was not written yet. Returns 1 found, 0
  * not found. Unreadable or malformed state files are skipped (counted in

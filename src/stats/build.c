@@ -408,7 +408,9 @@ static void names_step(const struct sl_stats_build_opts *o, const struct sl_runc
 			c->names_found = sl_k8s_names_lookup(o->k8s_roots, r2, c->id, c->pod_uid, &c->names) == 1;
 		sl_runc_snap_put(r2);
 	}
-	if (!c->names_found) {
+	if (!c->names_found && sl_runc_snap_pending(runc, c->id)) {
+		c->names_next_ns = now; /* runc mid-create: again at the next pass */
+	} else if (!c->names_found) {
 		c->names_backoff_ns = c->names_backoff_ns ? c->names_backoff_ns * 2 : NAMES_BACKOFF_MIN_NS;
 		if (c->names_backoff_ns > NAMES_BACKOFF_MAX_NS)
 			c->names_backoff_ns = NAMES_BACKOFF_MAX_NS;

@@ -163,17 +163,19 @@ echo "ok - events carry namespace, pod, container"
 # state.json is written inside <root>/<id>/ after the names were first
 # looked up, the root's mtime need not change; names within a few seconds,
 # on /metrics and on the container's first exec
-ct_create cs plain -- /bin/sl-testprog spin 15
-annotate "$(jq -cn '{
-	"io.kubernetes.cri-o.ContainerType": "container",
-	"io.kubernetes.pod.namespace": "staged",
-	"io.kubernetes.pod.name": "created-then-started",
-	"io.kubernetes.pod.uid": "1a2b3c4d-1b2c-4d5e-8f90-a1b2c3d4e5f6",
-	"io.kubernetes.container.name": "late"}')"
+# (kubepods path: the id comes from the path, no cgroup -> id lookup in
+# runc's index makes it rebuild)
+ct_create cs kubepods -- /bin/sl-testprog spin 15
+annotate "$(jq -cn --arg uid "$CT_POD_UID" '{
+	"io.kubernetes.cri.container-type": "container",
+	"io.kubernetes.cri.sandbox-namespace": "staged",
+	"io.kubernetes.cri.sandbox-name": "created-then-started",
+	"io.kubernetes.cri.sandbox-uid": $uid,
+	"io.kubernetes.cri.container-name": "late"}')"
 C_ID=$CT_ID
 runc --root "$CT_RUNC_ROOT" create --bundle "$CT_DIR" "$C_ID" </dev/null >"$CT_DIR/stdout" 2>"$CT_DIR/stderr" ||
 	fail "runc create: $(cat "$CT_DIR/stderr")"
-sleep 1.5 # past the first lookups (the stats pass, the init's events) and their 1 s retry
+sleep 0.5 # the first lookups (the stats pass, the init's events) see no state.json
 runc --root "$CT_RUNC_ROOT" start "$C_ID" || fail "runc start failed"
 n=0
 until curl -sf "$SL_API/metrics" | grep -q "^container_cpu_usage_seconds_total{[^}]*name=\"$C_ID\"[^}]*namespace=\"staged\",pod=\"created-then-started\",container=\"late\""; do
