@@ -24,12 +24,15 @@ enum sl_tristate { SL_NO = 0, SL_YES = 1, SL_UNKNOWN = -1 };
 /* Kubernetes names (ATTR-5), bounded by what Kubernetes allows: a
  * namespace and a container name are DNS-1123 labels (<= 63 bytes), a pod
  * name a DNS-1123 subdomain (<= 253). An image reference is kept when it
- * is at most 255 bytes (docker's reference grammar caps the name part at
- * 255); a longer one is left out, never cut. */
+ * is at most 511 bytes: the reference grammar (distribution/reference)
+ * caps the name part at 255 (NameTotalLengthMax), a tag adds up to 129
+ * (":" + 128) and a digest 72 ("@sha256:" + 64 hex), so every legal
+ * name:tag@digest fits; a longer one is left out (the other names kept),
+ * never cut. */
 #define SL_K8S_NS_LEN 64
 #define SL_K8S_POD_LEN 254
 #define SL_K8S_CONTAINER_LEN 64
-#define SL_K8S_IMAGE_LEN 256
+#define SL_K8S_IMAGE_LEN 512
 
 /* A container's Kubernetes names as its runtime recorded them on the node
  * (src/cgroup/k8s_names.h, docs/ATTRIBUTION.md "Kubernetes names"). Each
