@@ -55,7 +55,7 @@ struct sl_attr {
 	int is_container; /* enum sl_tristate */
 	char runtime[SL_RUNTIME_LEN];
 	char container_id[SL_CONTAINER_ID_LEN];
-	char pod_uid[SL_POD_UID_LEN]; /* k8s pod UID, dashed 8-4-4-4-12 form */
+	char pod_uid[SL_POD_UID_LEN]; /* k8s pod UID: dashed 8-4-4-4-12 lower case, or a static pod's 32 hex as is */
 	char qos[SL_QOS_LEN];         /* "guaranteed" | "burstable" | "besteffort" | "" */
 	/* What the cgroup is: "container", "conmon" (runtime monitor, not the
 	 * workload), "pod" (pod-level cgroup), "systemd" (a plain
