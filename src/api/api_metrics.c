@@ -164,7 +164,7 @@ void sl_api_write_metrics(struct sl_prom *p)
 	const struct sl_prom_label lim[] = {{"reason", "client_limit"}, {NULL, NULL}};
 	const struct sl_prom_label slow[] = {{"reason", "slow_reader"}, {NULL, NULL}};
 	sl_prom_family(p, n, SL_PROM_COUNTER,
-		       "Event streams refused or closed by the agent: client_limit (429, SL_API_WATCH_MAX_CLIENTS open), slow_reader (queued events not taken in time)");
+		       "Event streams refused or closed by the agent: client_limit (429: SL_API_WATCH_MAX_CLIENTS open, the client's own SL_API_WATCH_PER_CLIENT, or only the admins' reserved slots left), slow_reader (queued events not taken in time)");
 	sl_prom_u64(p, n, lim, atomic_load(&sl_api_counters.watch_refused));
 	sl_prom_u64(p, n, slow, atomic_load(&sl_api_counters.watch_slow));
 	sl_prom_one_u64(p, "sandlens_api_event_stream_events_total", SL_PROM_COUNTER,

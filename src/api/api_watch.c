@@ -94,12 +94,17 @@ struct watch {
 	int fd;                   /* its socket (-1 unknown): a client gone while suspended */
 	int busy;                 /* the watch thread reads the store for it */
 	int freed;                /* MHD freed the response while busy */
+	int admin;                /* opened by an admin (no per-client bound) */
+	uid_t uid;                /* client: peer uid, (uid_t)-1 unknown ... */
+	unsigned char addr[16];   /* ... then its address */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static struct watch *watches;
 static unsigned nwatches;
+/* every reserved stream (linked or about to be), for the per-client bound */
+static struct watch *slots[SL_API_WATCH_MAX_CLIENTS];
 static pthread_t thr;
 static int thr_users, thr_stop; /* APIs running (tests start more than one) */
 static char source[300];
@@ -164,6 +169,56 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *out, size_t max)
 	return n;
 }
 
+static void slot_release(struct watch *w)
+{
+	for (unsigned i = 0; i < SL_API_WATCH_MAX_CLIENTS; i++)
+		if (slots[i] == w)
+			slots[i] = NULL;
+}
+
+static int same_client(const struct watch *a, const struct watch *b)
+{
+	if (a->uid != (uid_t)-1 || b->uid != (uid_t)-1)
+		return a->uid == b->uid;
+	return !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+/* Reserve a slot for w (mu held): 0, or the 429 message in err. */
+static int slot_reserve(struct watch *w, char *err, size_t errlen)
+{
+	unsigned users = 0, mine = 0;
+	int free_at = -1;
+	for (unsigned i = 0; i < SL_API_WATCH_MAX_CLIENTS; i++) {
+		const struct watch *x = slots[i];
+		if (!x) {
+			if (free_at < 0)
+				free_at = (int)i;
+			continue;
+		}
+		if (!x->admin) {
+			users++;
+			mine += same_client(w, x);
+		}
+	}
+	if (free_at < 0 || nwatches >= SL_API_WATCH_MAX_CLIENTS) {
+		snprintf(err, errlen, "%u event streams are open (the limit): try again later",
+			 SL_API_WATCH_MAX_CLIENTS);
+		return -1;
+	}
+	if (!w->admin && mine >= SL_API_WATCH_PER_CLIENT) {
+		snprintf(err, errlen, "this client has %u event streams open (the limit per client): close one",
+			 SL_API_WATCH_PER_CLIENT);
+		return -1;
+	}
+	if (!w->admin && users >= SL_API_WATCH_MAX_CLIENTS - SL_API_WATCH_ADMIN_RESERVED) {
+		snprintf(err, errlen, "%u event streams are open, the rest are kept for admins: try again later",
+			 users);
+		return -1;
+	}
+	slots[free_at] = w;
+	return 0;
+}
+
 static void watch_free_locked(struct watch *w)
 {
 	free(w->buf);
@@ -178,6 +233,7 @@ static void watch_free(void *cls)
 		if (*pp == w) {
 			*pp = w->next;
 			nwatches--;
+			slot_release(w);
 			break;
 		}
 	if (w->busy)
@@ -444,13 +500,18 @@ enum MHD_Result sl_api_watch_request(struct sl_api *api, struct MHD_Connection *
 	struct watch *w = calloc(1, sizeof(*w));
 	if (!w)
 		return send_err(c, 500, "INTERNAL", "out of memory");
+	/* who: admins are bounded by the total only, any other client by
+	 * its own share (api_watch.h) */
+	struct conn_state *who = sl_api_conn_state(c);
+	w->admin = who ? sl_api_caller_is_admin(&who->caller) : !redact;
+	w->uid = who ? who->budget_uid : (uid_t)-1;
+	if (who)
+		memcpy(w->addr, who->addr, sizeof(w->addr));
 	pthread_mutex_lock(&mu);
-	if (nwatches >= SL_API_WATCH_MAX_CLIENTS) {
+	if (slot_reserve(w, err, sizeof(err))) {
 		pthread_mutex_unlock(&mu);
 		free(w);
 		atomic_fetch_add(&sl_api_counters.watch_refused, 1);
-		snprintf(err, sizeof(err), "%u event streams are open (the limit): try again later",
-			 SL_API_WATCH_MAX_CLIENTS);
 		return send_err(c, 429, "RESOURCE_EXHAUSTED", err);
 	}
 	nwatches++; /* reserved; linked below */
@@ -476,6 +537,7 @@ enum MHD_Result sl_api_watch_request(struct sl_api *api, struct MHD_Connection *
 	if (!r) {
 		pthread_mutex_lock(&mu);
 		nwatches--;
+		slot_release(w);
 		pthread_mutex_unlock(&mu);
 		watch_free_locked(w);
 		return send_err(c, 500, "INTERNAL", "cannot create the stream");

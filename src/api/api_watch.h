@@ -27,6 +27,13 @@ struct sl_api;
 #define SL_API_WATCH_PATH "/api/v1/events/watch"
 /* Streams open at once (all listeners); one more is a 429. */
 #define SL_API_WATCH_MAX_CLIENTS 8u
+/* Streams one non-admin client (peer uid when known: unix socket peer
+ * credentials, a loopback TCP socket's owner; else its address) may hold
+ * at once, and slots only admins (root on the socket, api.admin_group,
+ * the token) may take: non-admins together hold at most MAX - RESERVED,
+ * so no local user can lock the others, or an admin, out of the stream. */
+#define SL_API_WATCH_PER_CLIENT 2u
+#define SL_API_WATCH_ADMIN_RESERVED 2u
 /* Bytes queued for one stream at most (events are queued whole: a stream
  * never holds more than this plus one event). */
 #define SL_API_WATCH_BACKLOG (256u << 10)
@@ -73,7 +80,9 @@ void sl_api_watch_stop(struct sl_api *api);
 void sl_api_watch_release_all(struct sl_api *api);
 
 /* The route (GET/HEAD): 400 bad parameter or Last-Event-ID, 405 other
- * methods, 429 RESOURCE_EXHAUSTED past SL_API_WATCH_MAX_CLIENTS, 500 store
+ * methods, 429 RESOURCE_EXHAUSTED past SL_API_WATCH_MAX_CLIENTS (a
+ * non-admin: past SL_API_WATCH_PER_CLIENT of its own, or when only the
+ * admins' reserved slots are left), 500 store
  * not open; else 200 text/event-stream. redact: the caller is a reader
  * (admin-only fields withheld, as /api/v1/events). */
 enum MHD_Result sl_api_watch_request(struct sl_api *api, struct MHD_Connection *c, const char *method,

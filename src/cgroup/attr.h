@@ -24,12 +24,15 @@ enum sl_tristate { SL_NO = 0, SL_YES = 1, SL_UNKNOWN = -1 };
 /* Kubernetes names (ATTR-5), bounded by what Kubernetes allows: a
  * namespace and a container name are DNS-1123 labels (<= 63 bytes), a pod
  * name a DNS-1123 subdomain (<= 253). An image reference is kept when it
- * is at most 255 bytes (docker's reference grammar caps the name part at
- * 255); a longer one is left out, never cut. */
+ * is at most 511 bytes: the reference grammar (distribution/reference)
+ * caps the name part at 255 (NameTotalLengthMax), a tag adds up to 129
+ * (":" + 128) and a digest 72 ("@sha256:" + 64 hex), so every legal
+ * name:tag@digest fits; a longer one is left out (the other names kept),
+ * never cut. */
 #define SL_K8S_NS_LEN 64
 #define SL_K8S_POD_LEN 254
 #define SL_K8S_CONTAINER_LEN 64
-#define SL_K8S_IMAGE_LEN 256
+#define SL_K8S_IMAGE_LEN 512
 
 /* A container's Kubernetes names as its runtime recorded them on the node
  * (src/cgroup/k8s_names.h, docs/ATTRIBUTION.md "Kubernetes names"). Each
@@ -52,7 +55,7 @@ struct sl_attr {
 	int is_container; /* enum sl_tristate */
 	char runtime[SL_RUNTIME_LEN];
 	char container_id[SL_CONTAINER_ID_LEN];
-	char pod_uid[SL_POD_UID_LEN]; /* k8s pod UID, dashed 8-4-4-4-12 form */
+	char pod_uid[SL_POD_UID_LEN]; /* k8s pod UID: dashed 8-4-4-4-12 lower case, or a static pod's 32 hex as is */
 	char qos[SL_QOS_LEN];         /* "guaranteed" | "burstable" | "besteffort" | "" */
 	/* What the cgroup is: "container", "conmon" (runtime monitor, not the
 	 * workload), "pod" (pod-level cgroup), "systemd" (a plain

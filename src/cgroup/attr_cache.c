@@ -525,9 +525,23 @@ void sl_attr_cache_names(struct sl_attr_cache *c, int hier, uint64_t id, uint64_
 		struct sl_runc_snap *rs = sl_runc_index_get(c->cfg.runc);
 		c->st.names_lookups++;
 		ns->found = sl_k8s_names_lookup(&c->roots, rs, at->container_id, at->pod_uid, &ns->names) == 1;
+		if (!ns->found && rs) {
+			/* the miss may have found runc's state newer than the
+			 * snapshot (runc_state.h): once more on a rebuilt one */
+			struct sl_runc_snap *r2 = sl_runc_index_get(c->cfg.runc);
+			if (r2 != rs)
+				ns->found = sl_k8s_names_lookup(&c->roots, r2, at->container_id, at->pod_uid,
+								&ns->names) == 1;
+			sl_runc_snap_put(r2);
+		}
+		/* runc mid-create (no state.json yet): its first exec follows
+		 * within a moment, so look again soon, not after the backoff */
+		int creating = !ns->found && sl_runc_snap_pending(rs, at->container_id);
 		sl_runc_snap_put(rs);
 		if (ns->found) {
 			c->st.names_found++;
+		} else if (creating) {
+			ns->next_ns = now_ns + SL_RUNC_REBUILD_MIN_NS;
 		} else {
 			ns->next_ns = now_ns + ns->backoff_ns;
 			ns->backoff_ns = ns->backoff_ns * 2 > NAMES_BACKOFF_MAX_NS ? NAMES_BACKOFF_MAX_NS : ns->backoff_ns * 2;

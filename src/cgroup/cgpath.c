@@ -50,6 +50,11 @@
  *  [kubepods-][<qos>-]pod<uuid_>.slice        -> pod uid ('_' -> '-'); qos from
  *                                                the prefix, guaranteed when
  *                                                only "kubepods-" (or none)
+ *  pod<32 hex> in both forms                  -> a static pod's uid (the
+ *                                                kubelet's manifest hash), as is
+ *  <root>-kubepods[-...].slice                -> read as kubepods[-...].slice
+ *                                                (kubelet --cgroup-root=/<root>,
+ *                                                systemd driver; kind: kubelet)
  *  machine-libpod_pod_<id>.slice              -> podman pod: no k8s identity
  *
  *  No container marker: is_container NO; "/" -> runtime "host", kind host;
@@ -150,6 +155,41 @@ static void set_uuid(char *dst, const char *s)
 	dst[36] = '\0';
 }
 
+/* 32 hex digits: a static pod's uid (the kubelet's MD5 of the manifest,
+ * pkg/kubelet/config/common.go, written without dashes). */
+static bool hex32_ok(const char *s, size_t n)
+{
+	if (n != 32)
+		return false;
+	for (size_t i = 0; i < 32; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/* Length of the pod uid that ends s[0..n) right after "pod": 36 (UUID,
+ * '-' or '_'), 32 (static pod hash), or 0. */
+static size_t pod_uid_tail(const char *s, size_t n)
+{
+	if (n >= 39 && has_prefix_ci(s + n - 39, 3, "pod") && uuid_ok(s + n - 36, 36))
+		return 36;
+	if (n >= 35 && has_prefix_ci(s + n - 35, 3, "pod") && hex32_ok(s + n - 32, 32))
+		return 32;
+	return 0;
+}
+
+/* The uid as the kubelet reports it: a UUID with '-' in lower case, a
+ * static pod's hash as is. */
+static void set_pod_uid(char *dst, const char *s, size_t n)
+{
+	if (n == 36) {
+		set_uuid(dst, s);
+		return;
+	}
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+}
+
 /* qos word at s[0..n) ("burstable"/"besteffort", any case) -> canonical. */
 static const char *qos_word(const char *s, size_t n)
 {
@@ -192,6 +232,19 @@ static void mark(struct pstate *st, enum mark m, const char *rt, const char *id,
 static bool kube_segment(struct pstate *st, const char *s, size_t n, bool *kroot)
 {
 	*kroot = false;
+	/* kubelet --cgroup-root=/<r> with the systemd driver (kind: /kubelet)
+	 * prefixes every slice of the tree with "<r>-": <r>-kubepods.slice,
+	 * <r>-kubepods-burstable-pod<uid>.slice */
+	if (has_suffix(s, n, ".slice") && !has_prefix_ci(s, n, "kubepods")) {
+		for (size_t i = 1; i + 14 <= n; i++) {
+			if (s[i - 1] == '-' && has_prefix_ci(s + i, n - i, "kubepods") &&
+			    (s[i + 8] == '-' || s[i + 8] == '.')) {
+				s += i;
+				n -= i;
+				break;
+			}
+		}
+	}
 	if (eq_ci(s, n, "kubepods") || eq_ci(s, n, "kubepods.slice")) {
 		st->kube = true;
 		*kroot = true;
@@ -215,8 +268,9 @@ static bool kube_segment(struct pstate *st, const char *s, size_t n, bool *kroot
 			return false;
 		}
 		/* [kubepods-][<qos>-]pod<uuid>.slice */
-		if (b >= 39 && has_prefix_ci(s + b - 39, 3, "pod") && uuid_ok(s + b - 36, 36)) {
-			size_t pl = b - 39; /* prefix length, incl. trailing '-' */
+		size_t ul = pod_uid_tail(s, b);
+		if (ul) {
+			size_t pl = b - 3 - ul; /* prefix length, incl. trailing '-' */
 			const char *q = NULL;
 			bool ok = false;
 			if (pl == 0) {
@@ -239,7 +293,7 @@ static bool kube_segment(struct pstate *st, const char *s, size_t n, bool *kroot
 			}
 			if (ok) {
 				st->kube = true;
-				set_uuid(st->out->pod_uid, s + b - 36);
+				set_pod_uid(st->out->pod_uid, s + b - ul, ul);
 				if (!q)
 					q = st->qos ? st->qos : "guaranteed";
 				snprintf(st->out->qos, sizeof(st->out->qos), "%s", q);
@@ -249,8 +303,8 @@ static bool kube_segment(struct pstate *st, const char *s, size_t n, bool *kroot
 		return false;
 	}
 	/* cgroupfs pod<uuid> */
-	if (st->kube && n == 39 && has_prefix_ci(s, n, "pod") && uuid_ok(s + 3, 36)) {
-		set_uuid(st->out->pod_uid, s + 3);
+	if (st->kube && (n == 39 || n == 35) && pod_uid_tail(s, n) == n - 3) {
+		set_pod_uid(st->out->pod_uid, s + 3, n - 3);
 		const char *q = st->qos ? st->qos : (st->prev_kroot ? "guaranteed" : NULL);
 		snprintf(st->out->qos, sizeof(st->out->qos), "%s", q ? q : "");
 		return true;

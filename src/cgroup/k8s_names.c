@@ -39,7 +39,17 @@ static int name_ok(const char *s, size_t n, size_t max)
 static int dns_label(const char *s, size_t n) { return name_ok(s, n, 63); }
 static int dns_subdomain(const char *s, size_t n) { return name_ok(s, n, 253); }
 
-/* An image reference: 1..255 bytes of printable ASCII without space. */
+/* A control character (C0 or DEL): what no runtime writes in a name; the
+ * file is hostile. */
+static int has_control(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f)
+			return 1;
+	return 0;
+}
+
+/* An image reference: 1..511 bytes of printable ASCII without space. */
 static int image_ok(const char *s, size_t n)
 {
 	if (n == 0 || n >= SL_K8S_IMAGE_LEN)
@@ -135,7 +145,10 @@ static int type_sandbox(const char *v)
 	return -2; /* unknown value: hostile */
 }
 
-/* Copy a validated value into its field. 0, or -EINVAL. */
+/* Copy a validated value into its field. 0; 1 when an optional field
+ * (image, container type) is out of bounds or unknown: that field is left
+ * out, the others kept; -EINVAL for a bad identity field (namespace, pod,
+ * container, uid) or a control character anywhere: all names dropped. */
 static int set_field(struct sl_k8s_meta *m, int f, const char *v, size_t n)
 {
 	switch (f) {
@@ -157,8 +170,10 @@ static int set_field(struct sl_k8s_meta *m, int f, const char *v, size_t n)
 			memcpy(m->names.container, v, n + 1);
 		return 0;
 	case F_IMAGE:
-		if (!image_ok(v, n))
+		if (has_control(v, n))
 			return -EINVAL;
+		if (!image_ok(v, n))
+			return 1;
 		memcpy(m->names.image, v, n + 1);
 		return 0;
 	case F_UID:
@@ -169,7 +184,7 @@ static int set_field(struct sl_k8s_meta *m, int f, const char *v, size_t n)
 	default: {
 		int t = type_sandbox(v);
 		if (t == -2)
-			return -EINVAL;
+			return has_control(v, n) ? -EINVAL : 1; /* unknown: not said */
 		m->is_sandbox = t;
 		return 0;
 	}
@@ -199,7 +214,7 @@ static int from_map(json_t *map, struct sl_k8s_meta *out)
 				goto bad; /* two sources disagree */
 			continue;
 		}
-		if (set_field(out, f, v, n))
+		if (set_field(out, f, v, n) < 0)
 			goto bad;
 		first[f] = v;
 	}
@@ -207,7 +222,7 @@ static int from_map(json_t *map, struct sl_k8s_meta *out)
 		json_t *jv = json_object_get(map, CRIO_IMAGE_FALLBACK);
 		if (jv) {
 			const char *v = json_string_value(jv);
-			if (!v || strlen(v) != json_string_length(jv) || set_field(out, F_IMAGE, v, strlen(v)))
+			if (!v || strlen(v) != json_string_length(jv) || set_field(out, F_IMAGE, v, strlen(v)) < 0)
 				goto bad;
 		}
 	}
@@ -270,7 +285,7 @@ int sl_k8s_parse_docker_config(const char *buf, size_t len, struct sl_k8s_meta *
 		/* docker keeps the image in Config.Image (cAdvisor's image label) */
 		json_t *im = json_object_get(cfg, "Image");
 		const char *v = json_string_value(im);
-		if (im && (!v || strlen(v) != json_string_length(im) || set_field(out, F_IMAGE, v, strlen(v)))) {
+		if (im && (!v || strlen(v) != json_string_length(im) || set_field(out, F_IMAGE, v, strlen(v)) < 0)) {
 			meta_clear(out);
 			r = -EINVAL;
 		}
@@ -433,6 +448,15 @@ static int try_file(const char *path, int (*parse)(const char *, size_t, struct 
 	if (pod_uid && pod_uid[0] && m->pod_uid[0] && !uid_same(pod_uid, m->pod_uid)) {
 		meta_clear(m); /* the file is not this cgroup's pod */
 		return -1;
+	}
+	if (pod_uid && pod_uid[0] && !m->pod_uid[0]) {
+		/* under a pod's cgroup a file must name that pod's uid: a
+		 * container controls its bundle, and one that leaves the uid
+		 * out could claim any namespace/pod (kube-system/kube-apiserver)
+		 * (the kubelet's logs, keyed by the cgroup's uid, may still
+		 * name it) */
+		meta_clear(m);
+		return 0;
 	}
 	return 1;
 }

@@ -25,7 +25,7 @@
  * jansson (duplicate keys refused). A value that is not what Kubernetes
  * can be (namespace and container: 1..63, pod: 1..253 bytes of
  * [A-Za-z0-9._-], the DNS-1123 alphabet plus what CRI clients pass through;
- * image: 1..255 printable non-space ASCII; uid: hex and '-'), two sources
+ * image: 1..511 printable non-space ASCII, else left out alone; uid: hex and '-'), two sources
  * in one file that disagree, or a pod uid that is not the cgroup path's,
  * make the file's names unknown: a hostile bundle gives no names, never a
  * wrong one. A sandbox (pause) container has no container name and no

@@ -29,12 +29,26 @@ struct id_entry {
 	UT_hash_handle hh;
 };
 
+/* A container directory's state.json as a rebuild saw it (stat before
+ * reading): a later bundle miss for that id compares it with the file now. */
+struct state_seen {
+	char *name; /* key: the directory under the root (= the container id) */
+	struct stat sb;
+	UT_hash_handle hh;
+};
+
+/* Ids a bundle lookup missed recently (they may be runc containers whose
+ * state.json is not written, or not indexed, yet). */
+#define WANTED_MAX 8
+#define WANTED_TTL_NS (10ull * 1000000000ull)
+
 /* Immutable once published. */
 struct sl_runc_snap {
 	atomic_uint refs;
 	const struct sl_runc_index *ix; /* for the grace (outlives every snapshot) */
 	struct dir_entry *map;
 	struct id_entry *ids; /* containers listed now that name their bundle */
+	struct state_seen *seen; /* state.json files read (their stat) */
 	struct timespec mtime; /* of the root when built */
 	int root_ok;           /* the root existed */
 	int built;             /* made from the root (not the empty start snapshot) */
@@ -49,6 +63,13 @@ struct sl_runc_index {
 	struct sl_runc_snap *cur; /* holds one reference; never NULL after new */
 	_Atomic uint64_t errors, rebuilds;
 	_Atomic uint64_t grace_ns, min_ns;
+	pthread_mutex_t want_mu; /* guards wanted, want_check_ns */
+	struct {
+		char id[128];
+		uint64_t ns;
+	} wanted[WANTED_MAX];
+	uint64_t want_check_ns;
+	atomic_int dirty; /* a missed id's state.json appeared or changed: rebuild */
 };
 
 static uint64_t mono_ns(void)
@@ -76,6 +97,12 @@ static void snap_free(struct sl_runc_snap *s)
 		free(b->bundle);
 		free(b);
 	}
+	struct state_seen *v, *vtmp;
+	HASH_ITER(hh, s->seen, v, vtmp) {
+		HASH_DEL(s->seen, v);
+		free(v->name);
+		free(v);
+	}
 	free(s);
 }
 
@@ -101,16 +128,102 @@ static int put_bundle(struct sl_runc_snap *s, const char *id, const char *bundle
 	return 0;
 }
 
+/* A name that can be a directory under the root. */
+static int dir_name_ok(const char *id)
+{
+	size_t n = strlen(id);
+	return n && n < sizeof(((struct sl_runc_index *)0)->wanted[0].id) && id[0] != '.' && !strchr(id, '/');
+}
+
+/* Remember a missed id: the next get checks whether runc has written (or
+ * rewritten) its state.json since the snapshot was built. */
+static void want(struct sl_runc_index *ix, const char *id)
+{
+	if (!ix->root[0] || !dir_name_ok(id))
+		return;
+	uint64_t now = mono_ns();
+	pthread_mutex_lock(&ix->want_mu);
+	int slot = 0;
+	for (int i = 0; i < WANTED_MAX; i++) {
+		if (!strcmp(ix->wanted[i].id, id)) {
+			slot = i;
+			break;
+		}
+		if (ix->wanted[i].ns < ix->wanted[slot].ns)
+			slot = i; /* the oldest (or a free one) */
+	}
+	snprintf(ix->wanted[slot].id, sizeof(ix->wanted[slot].id), "%s", id);
+	ix->wanted[slot].ns = now;
+	ix->want_check_ns = 0; /* check at the next get */
+	pthread_mutex_unlock(&ix->want_mu);
+}
+
+/* Has the state.json of a wanted id appeared or changed since s was built?
+ * At most one check per min-interval; stale entries expire. */
+static int wanted_changed(struct sl_runc_index *ix, const struct sl_runc_snap *s)
+{
+	uint64_t now = mono_ns();
+	int changed = 0;
+	pthread_mutex_lock(&ix->want_mu);
+	if (ix->want_check_ns && now - ix->want_check_ns < atomic_load(&ix->min_ns)) {
+		pthread_mutex_unlock(&ix->want_mu);
+		return 0;
+	}
+	ix->want_check_ns = now ? now : 1;
+	for (int i = 0; i < WANTED_MAX && !changed; i++) {
+		if (!ix->wanted[i].id[0])
+			continue;
+		if (now - ix->wanted[i].ns >= WANTED_TTL_NS) {
+			ix->wanted[i].id[0] = 0;
+			ix->wanted[i].ns = 0;
+			continue;
+		}
+		char path[600];
+		struct stat sb;
+		struct state_seen *v;
+		snprintf(path, sizeof(path), "%s/%s/state.json", ix->root, ix->wanted[i].id);
+		if (stat(path, &sb) != 0)
+			continue;
+		HASH_FIND_STR(s->seen, ix->wanted[i].id, v);
+		if (!v || v->sb.st_ino != sb.st_ino || v->sb.st_size != sb.st_size ||
+		    v->sb.st_mtim.tv_sec != sb.st_mtim.tv_sec || v->sb.st_mtim.tv_nsec != sb.st_mtim.tv_nsec)
+			changed = 1;
+	}
+	pthread_mutex_unlock(&ix->want_mu);
+	return changed;
+}
+
 int sl_runc_snap_bundle(const struct sl_runc_snap *s, const char *id, char *bundle, size_t len)
 {
 	struct id_entry *b;
 	if (!s || !id || !bundle || !len)
 		return 0;
 	HASH_FIND_STR(s->ids, id, b);
-	if (!b || strlen(b->bundle) >= len)
+	if (!b) {
+		want((struct sl_runc_index *)s->ix, id);
+		return 0;
+	}
+	if (strlen(b->bundle) >= len)
 		return 0;
 	memcpy(bundle, b->bundle, strlen(b->bundle) + 1);
 	return 1;
+}
+
+int sl_runc_snap_pending(const struct sl_runc_snap *s, const char *id)
+{
+	char path[600];
+	struct stat sb;
+	struct id_entry *b;
+	if (!s || !id || !s->ix->root[0] || !dir_name_ok(id))
+		return 0;
+	HASH_FIND_STR(s->ids, id, b);
+	if (b)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s/state.json", s->ix->root, id);
+	if (stat(path, &sb) == 0 || errno != ENOENT)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", s->ix->root, id);
+	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
 void sl_runc_snap_put(struct sl_runc_snap *s)
@@ -215,6 +328,16 @@ static void load_state(struct sl_runc_index *ix, struct sl_runc_snap *s, const c
 	char path[600];
 	json_error_t jerr;
 	snprintf(path, sizeof(path), "%s/%s/state.json", ix->root, name);
+	struct stat pre;
+	if (stat(path, &pre) == 0) {
+		struct state_seen *v = calloc(1, sizeof(*v));
+		if (v && (v->name = strdup(name))) {
+			v->sb = pre;
+			HASH_ADD_KEYPTR(hh, s->seen, v->name, strlen(v->name), v);
+		} else {
+			free(v);
+		}
+	}
 	json_t *st = json_load_file(path, 0, &jerr);
 	if (!st) {
 		struct stat sb;
@@ -238,6 +361,7 @@ static struct sl_runc_snap *rebuild(struct sl_runc_index *ix, const struct sl_ru
 		return NULL;
 	s->built = 1;
 	s->built_ns = mono_ns();
+	atomic_store(&ix->dirty, 0); /* what made it stale is read below */
 	if (stat(ix->root, &sb) == 0) {
 		s->root_ok = 1;
 		s->mtime = sb.st_mtim;
@@ -280,6 +404,7 @@ struct sl_runc_index *sl_runc_index_new(const char *root)
 	}
 	pthread_mutex_init(&ix->ptr_mu, NULL);
 	pthread_mutex_init(&ix->build_mu, NULL);
+	pthread_mutex_init(&ix->want_mu, NULL);
 	return ix;
 }
 
@@ -290,6 +415,7 @@ void sl_runc_index_free(struct sl_runc_index *ix)
 	sl_runc_snap_put(ix->cur);
 	pthread_mutex_destroy(&ix->ptr_mu);
 	pthread_mutex_destroy(&ix->build_mu);
+	pthread_mutex_destroy(&ix->want_mu);
 	free(ix);
 }
 
@@ -338,6 +464,14 @@ static int stale(struct sl_runc_index *ix, const struct sl_runc_snap *s, int on_
 		return s->root_ok || s->map != NULL;
 	if (!s->root_ok || sb.st_mtim.tv_sec != s->mtime.tv_sec || sb.st_mtim.tv_nsec != s->mtime.tv_nsec)
 		return 1;
+	/* runc writes state.json inside <root>/<id>/ (the root's mtime does
+	 * not change), and a change of the root within one coarse timestamp
+	 * tick is invisible: a bundle miss for an id whose state.json has
+	 * appeared or changed since makes the snapshot stale too */
+	if (atomic_load(&ix->dirty) || wanted_changed(ix, s)) {
+		atomic_store(&ix->dirty, 1);
+		return 1;
+	}
 	return on_miss && s->pending;
 }
 

@@ -20,8 +20,15 @@
  * Freshness without polling: a snapshot is stale when the mtime of the root
  * directory changed (runc creates/removes one subdirectory per container;
  * one stat() per get), or, on a miss, when a container directory had no
- * state.json yet (runc mid-create). Rebuilds are at most one per
- * min-interval (SL_RUNC_REBUILD_MIN_NS) whatever the churn.
+ * state.json yet (runc mid-create), or when a bundle lookup
+ * (sl_runc_snap_bundle) missed an id whose <root>/<id>/state.json has
+ * appeared or changed (inode, size, mtime) since the snapshot read it:
+ * runc writes it inside the container's directory, which the root's mtime
+ * does not show, and a change of the root within one coarse timestamp tick
+ * is invisible too. The missed ids (the last 8, for 10 s) are checked by
+ * the next get, at most once per min-interval; an id runc does not have
+ * costs one stat, no rebuild. Rebuilds are at most one per min-interval
+ * (SL_RUNC_REBUILD_MIN_NS) whatever the churn.
  */
 #ifndef SANDLENS_CGROUP_RUNC_STATE_H
 #define SANDLENS_CGROUP_RUNC_STATE_H
@@ -68,8 +75,15 @@ int sl_runc_snap_lookup(const struct sl_runc_snap *s, const char *dir, char *id,
 /* The bundle directory of container id (runc's "bundle=<dir>" label in its
  * state.json; an absolute path) in the snapshot s, written to bundle
  * (NUL-terminated). Returns 1 found, 0 not found or longer than len
- * (never cut). Only containers runc lists now. Pure read, any thread. */
+ * (never cut). Only containers runc lists now. Any thread; a miss
+ * records id so that the next sl_runc_index_get rebuilds when runc has
+ * written its state since (a caller that missed may get again and retry). */
 int sl_runc_snap_bundle(const struct sl_runc_snap *s, const char *id, char *bundle, size_t len);
+
+/* 1 when runc is creating container id: <root>/<id>/ exists, its
+ * state.json not yet (and s has no bundle for it). A names lookup that
+ * missed then retries soon rather than after its backoff. Two stat()s. */
+int sl_runc_snap_pending(const struct sl_runc_snap *s, const char *id);
 
 /* get + lookup + put, with one retry through a rebuild when the miss may
  * be a container whose state.json was not written yet. Returns 1 found, 0

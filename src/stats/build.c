@@ -400,7 +400,17 @@ static void names_step(const struct sl_stats_build_opts *o, const struct sl_runc
 	if (!o->k8s_roots || c->names_found || now < c->names_next_ns || !c->id[0])
 		return;
 	c->names_found = sl_k8s_names_lookup(o->k8s_roots, runc, c->id, c->pod_uid, &c->names) == 1;
-	if (!c->names_found) {
+	if (!c->names_found && runc && o->runc) {
+		/* the miss may have found runc's state newer than the snapshot
+		 * (runc_state.h): once more on a rebuilt one */
+		struct sl_runc_snap *r2 = sl_runc_index_get(o->runc);
+		if (r2 != runc)
+			c->names_found = sl_k8s_names_lookup(o->k8s_roots, r2, c->id, c->pod_uid, &c->names) == 1;
+		sl_runc_snap_put(r2);
+	}
+	if (!c->names_found && sl_runc_snap_pending(runc, c->id)) {
+		c->names_next_ns = now; /* runc mid-create: again at the next pass */
+	} else if (!c->names_found) {
 		c->names_backoff_ns = c->names_backoff_ns ? c->names_backoff_ns * 2 : NAMES_BACKOFF_MIN_NS;
 		if (c->names_backoff_ns > NAMES_BACKOFF_MAX_NS)
 			c->names_backoff_ns = NAMES_BACKOFF_MAX_NS;

@@ -120,6 +120,52 @@ done
 assert_eq "streams after the clients left" 0 "$(sl_metric sandlens_api_event_streams)"
 echo "ok - at most 8 streams, the 9th is a 429 JSON, counted"
 
+# ---- one local user cannot lock the others out ----
+# uid 65534 (TCP without the token: a reader) asks for 8 streams: it gets
+# its share (2), the others are 429 (counted); another non-admin uid still
+# gets one, and root with the token gets its streams
+refused0=$(sl_metric sandlens_api_event_streams_closed_total 'reason="client_limit"')
+pids=()
+for i in $(seq 8); do
+	# setpriv itself (not the function: its subshell's pid would be killed, not curl)
+	setpriv --reuid=65534 --regid=65534 --clear-groups curl -q -sN -m 30 "$W?heartbeat=1" >/dev/null 2>&1 &
+	pids+=($!)
+done
+for i in $(seq 50); do
+	[ "$(sl_metric sandlens_api_event_streams_closed_total 'reason="client_limit"')" = $((refused0 + 6)) ] && break
+	sleep 0.1
+done
+assert_eq "streams held by uid 65534" 2 "$(sl_metric sandlens_api_event_streams)"
+assert_eq "uid 65534's other 6 refused, counted" $((refused0 + 6)) \
+	"$(sl_metric sandlens_api_event_streams_closed_total 'reason="client_limit"')"
+asnobody curl -q -s -w '\n%{http_code}' -m 3 "$W" >"$SL_LOGDIR/429-peer.json" # (uid 65534 cannot write the log dir)
+assert_eq "uid 65534's third stream" 429 "$(tail -1 "$SL_LOGDIR/429-peer.json")"
+head -1 "$SL_LOGDIR/429-peer.json" | jq -e '.error.message | test("per client")' >/dev/null ||
+	fail "429 message does not name the per-client limit: $(cat "$SL_LOGDIR/429-peer.json")"
+code=$(setpriv --reuid=65533 --regid=65533 --clear-groups curl -q -s -o /dev/null -w '%{http_code}' -m 2 "$W?heartbeat=1")
+assert_eq "another uid's stream (200, cut by -m)" 200 "$code"
+for i in $(seq 50); do # its slot is free once the agent saw it go
+	[ "$(sl_metric sandlens_api_event_streams)" = 2 ] && break
+	sleep 0.1
+done
+for i in $(seq 6); do
+	curl -sN -m 30 "$W?heartbeat=1" >/dev/null 2>&1 &
+	pids+=($!)
+done
+for i in $(seq 50); do
+	[ "$(sl_metric sandlens_api_event_streams)" = 8 ] && break
+	sleep 0.1
+done
+assert_eq "root's 6 streams next to uid 65534's 2" 8 "$(sl_metric sandlens_api_event_streams)"
+kill "${pids[@]}" 2>/dev/null
+wait "${pids[@]}" 2>/dev/null
+for i in $(seq 50); do
+	[ "$(sl_metric sandlens_api_event_streams)" = 0 ] && break
+	sleep 0.1
+done
+assert_eq "streams after the clients left" 0 "$(sl_metric sandlens_api_event_streams)"
+echo "ok - a non-admin uid holds at most 2 streams (429, counted), other users and root still get theirs"
+
 # ---- a slow reader: sends the request, never reads ----
 pad=$(head -c 900 /dev/zero | tr '\0' p)
 for i in $(seq 2500); do /bin/true "$TAG-pad" "$pad"; done

@@ -159,6 +159,42 @@ assert_eq "exec event names" '{"namespace":"billing","pod":"invoice-0","containe
 	"$(jq -c '{namespace, pod, container}' <<<"$ev")"
 echo "ok - events carry namespace, pod, container"
 
+# runc create + runc start (how containerd's shim runs a container): the
+# state.json is written inside <root>/<id>/ after the names were first
+# looked up, the root's mtime need not change; names within a few seconds,
+# on /metrics and on the container's first exec
+# (kubepods path: the id comes from the path, no cgroup -> id lookup in
+# runc's index makes it rebuild)
+ct_create cs kubepods -- /bin/sl-testprog spin 15
+annotate "$(jq -cn --arg uid "$CT_POD_UID" '{
+	"io.kubernetes.cri.container-type": "container",
+	"io.kubernetes.cri.sandbox-namespace": "staged",
+	"io.kubernetes.cri.sandbox-name": "created-then-started",
+	"io.kubernetes.cri.sandbox-uid": $uid,
+	"io.kubernetes.cri.container-name": "late"}')"
+C_ID=$CT_ID
+runc --root "$CT_RUNC_ROOT" create --bundle "$CT_DIR" "$C_ID" </dev/null >"$CT_DIR/stdout" 2>"$CT_DIR/stderr" ||
+	fail "runc create: $(cat "$CT_DIR/stderr")"
+sleep 0.5 # the first lookups (the stats pass, the init's events) see no state.json
+runc --root "$CT_RUNC_ROOT" start "$C_ID" || fail "runc start failed"
+n=0
+until curl -sf "$SL_API/metrics" | grep -q "^container_cpu_usage_seconds_total{[^}]*name=\"$C_ID\"[^}]*namespace=\"staged\",pod=\"created-then-started\",container=\"late\""; do
+	[ $n -lt 25 ] || fail "create+start container has no names on /metrics after 5 s: $(curl -sf "$SL_API/metrics" | grep "^container_cpu_usage_seconds_total{[^}]*name=\"$C_ID\"")"
+	sleep 0.2
+	n=$((n + 1))
+done
+echo "ok - runc create + start: names on /metrics within 5 s"
+n=0
+until ev=$(curl -sf "$SL_API/api/v1/events?type=exec&container=$C_ID" | jq -c '.events[-1] // empty') && [ -n "$ev" ]; do
+	[ $n -lt 25 ] || fail "no exec event of $C_ID"
+	sleep 0.2
+	n=$((n + 1))
+done
+assert_eq "first exec event names (create + start)" '{"namespace":"staged","pod":"created-then-started","container":"late"}' \
+	"$(jq -c '{namespace, pod, container}' <<<"$ev")"
+echo "ok - runc create + start: the first exec carries the names"
+runc --root "$CT_RUNC_ROOT" kill "$C_ID" KILL >/dev/null 2>&1
+
 wait "$A_PID" "$B_PID" 2>/dev/null
 sl_agent_stop || fail "sandlensd exited with status $? on SIGTERM"
 echo "PASS"

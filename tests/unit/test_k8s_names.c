@@ -174,12 +174,10 @@ static void t_hostile_values(void **state)
 		"{\"io.kubernetes.pod.namespace\":\"de v\"}",
 		"{\"io.kubernetes.pod.namespace\":\"d\u00e9v\"}",
 		"{\"io.kubernetes.pod.name\":\"a\\\"b\"}",
-		"{\"io.kubernetes.pod.namespace\":\"dev\",\"io.kubernetes.cri-o.ImageName\":\"a b\"}",
 		"{\"io.kubernetes.pod.namespace\":\"dev\",\"io.kubernetes.cri-o.ImageName\":\"im\\u001bage\"}",
 		"{\"io.kubernetes.pod.namespace\":7}",
 		"{\"io.kubernetes.cri.sandbox-namespace\":\"a\",\"io.kubernetes.pod.namespace\":\"b\"}",
 		"{\"io.kubernetes.pod.namespace\":\"a\",\"io.kubernetes.pod.namespace\":\"b\"}",
-		"{\"io.kubernetes.pod.namespace\":\"dev\",\"io.kubernetes.cri.container-type\":\"weird\"}",
 		"{\"io.kubernetes.pod.uid\":\"not-a-uid!\"}",
 		"[\"io.kubernetes.pod.namespace\"]",
 		"{\"io.kubernetes.pod.namespace\":\"dev\"",
@@ -194,16 +192,49 @@ static void t_hostile_values(void **state)
 		assert_string_equal(m.names.pod, "");
 		assert_string_equal(m.names.container, "");
 	}
-	/* agreeing duplicates across runtimes are fine; a long image is left out */
+	/* agreeing duplicates across runtimes are fine */
 	const char *ok = "{\"io.kubernetes.cri.sandbox-namespace\":\"a\",\"io.kubernetes.pod.namespace\":\"a\"}";
 	struct sl_k8s_meta m;
 	assert_int_equal(sl_k8s_parse_annotations(ok, strlen(ok), &m), 1);
-	char big[600];
-	memset(big, 'x', 300);
-	big[300] = 0;
-	char txt[800];
-	snprintf(txt, sizeof(txt), "{\"io.kubernetes.cri.image-name\":\"%s\"}", big);
-	assert_int_equal(sl_k8s_parse_annotations(txt, strlen(txt), &m), -EINVAL);
+	/* a legal long reference: 225-char repository @sha256:<64 hex> (297
+	 * bytes) is kept with the other names */
+	char img[700], txt[1400];
+	memset(img, 'r', 225);
+	memcpy(img, "registry.example.com/", 21);
+	snprintf(img + 225, sizeof(img) - 225, "@sha256:%064d", 7);
+	assert_int_equal(strlen(img), 297);
+	snprintf(txt, sizeof(txt),
+		 "{\"io.kubernetes.pod.namespace\":\"dev\",\"io.kubernetes.pod.name\":\"p\","
+		 "\"io.kubernetes.container.name\":\"c\",\"io.kubernetes.cri-o.ImageName\":\"%s\"}",
+		 img);
+	assert_int_equal(sl_k8s_parse_annotations(txt, strlen(txt), &m), 1);
+	assert_string_equal(m.names.image, img);
+	assert_string_equal(m.names.ns, "dev");
+	/* optional fields out of bounds or unknown: only that field is left
+	 * out (image over 511 bytes, with a space; container-type "Container") */
+	memset(img, 'x', 600);
+	img[600] = 0;
+	const char *opt[] = {img, "a b", NULL};
+	for (int i = 0; opt[i]; i++) {
+		snprintf(txt, sizeof(txt),
+			 "{\"io.kubernetes.pod.namespace\":\"dev\",\"io.kubernetes.pod.name\":\"p\","
+			 "\"io.kubernetes.container.name\":\"c\",\"io.kubernetes.cri.image-name\":\"%s\"}",
+			 opt[i]);
+		assert_int_equal(sl_k8s_parse_annotations(txt, strlen(txt), &m), 1);
+		assert_string_equal(m.names.image, "");
+		assert_string_equal(m.names.ns, "dev");
+		assert_string_equal(m.names.pod, "p");
+		assert_string_equal(m.names.container, "c");
+	}
+	const char *ty = "{\"io.kubernetes.pod.namespace\":\"dev\",\"io.kubernetes.pod.name\":\"p\","
+			 "\"io.kubernetes.container.name\":\"c\",\"io.kubernetes.cri.container-type\":\"Container\"}";
+	assert_int_equal(sl_k8s_parse_annotations(ty, strlen(ty), &m), 1);
+	assert_int_equal(m.is_sandbox, SL_UNKNOWN);
+	assert_string_equal(m.names.container, "c");
+	/* a control character in a type still drops everything */
+	const char *tyc = "{\"io.kubernetes.pod.namespace\":\"dev\",\"io.kubernetes.cri.container-type\":\"x\\u0007\"}";
+	assert_int_equal(sl_k8s_parse_annotations(tyc, strlen(tyc), &m), -EINVAL);
+	assert_string_equal(m.names.ns, "");
 }
 
 static void t_log_names(void **state)
@@ -265,6 +296,20 @@ static void t_lookup_sources(void **state)
 	/* the cgroup's pod uid is another pod: not this file's names */
 	assert_int_equal(sl_k8s_names_lookup(&r, NULL, "c1", "11111111-2222-3333-4444-555555555555", &nm), 0);
 	assert_string_equal(nm.ns, "");
+
+	/* a file under a pod's cgroup that leaves out the pod uid names
+	 * nothing (impersonation: kube-system/kube-apiserver-node1) */
+	mkdirs("%s/k8s.io/c9", r.containerd);
+	snprintf(p, sizeof(p), "%s/k8s.io/c9/config.json", r.containerd);
+	write_file(p, "{\"annotations\":{\"io.kubernetes.cri.sandbox-namespace\":\"kube-system\","
+		      "\"io.kubernetes.cri.sandbox-name\":\"kube-apiserver-node1\","
+		      "\"io.kubernetes.cri.container-name\":\"kube-apiserver\"}}");
+	assert_int_equal(sl_k8s_names_lookup(&r, NULL, "c9", UID, &nm), 0);
+	assert_string_equal(nm.ns, "");
+	assert_string_equal(nm.pod, "");
+	/* without a pod uid on the cgroup path there is nothing to check */
+	assert_int_equal(sl_k8s_names_lookup(&r, NULL, "c9", "", &nm), 1);
+	assert_string_equal(nm.ns, "kube-system");
 
 	/* CRI-O userdata */
 	mkdirs("%s/c2/userdata", r.crio);

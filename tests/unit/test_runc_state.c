@@ -295,6 +295,47 @@ static void rebuilds_rate_limited(void **state)
 	sl_runc_index_free(ix);
 }
 
+/* runc create: the names lookup misses before state.json exists; runc then
+ * writes <root>/<id>/state.json, and the root's mtime does not show it
+ * (here: put back, as within one coarse timestamp tick). The next get must
+ * see the bundle. */
+static void bundle_miss_then_state_written(void **state)
+{
+	(void)state;
+	char p[256], bundle[256];
+	struct stat rsb;
+	struct sl_runc_index *ix = sl_runc_index_new(root);
+	struct sl_runc_snap *s = sl_runc_index_get(ix);
+	assert_int_equal(sl_runc_snap_bundle(s, "c1", bundle, sizeof(bundle)), 0);
+	sl_runc_snap_put(s);
+	assert_int_equal(stat(root, &rsb), 0);
+	snprintf(p, sizeof(p), "%s/c1", root);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/c1/state.json", root);
+	write_file(p, "{\"id\":\"c1\",\"cgroup_paths\":{\"\":\"/c/c1\"},"
+		      "\"config\":{\"labels\":[\"bundle=/b/c1\"]}}");
+	struct timespec ts[2] = {rsb.st_atim, rsb.st_mtim};
+	assert_int_equal(utimensat(AT_FDCWD, root, ts, 0), 0);
+	struct timespec w = {0, 20 * 1000000}; /* past the min-interval */
+	nanosleep(&w, NULL);
+	s = sl_runc_index_get(ix);
+	assert_int_equal(sl_runc_snap_bundle(s, "c1", bundle, sizeof(bundle)), 1);
+	assert_string_equal(bundle, "/b/c1");
+	sl_runc_snap_put(s);
+	/* found: no more rebuilds for it; a miss for an id runc does not
+	 * have costs no rebuild */
+	uint64_t n = sl_runc_index_rebuilds(ix);
+	for (int i = 0; i < 3; i++) {
+		nanosleep(&w, NULL);
+		s = sl_runc_index_get(ix);
+		assert_int_equal(sl_runc_snap_bundle(s, "c1", bundle, sizeof(bundle)), 1);
+		assert_int_equal(sl_runc_snap_bundle(s, "not-runc", bundle, sizeof(bundle)), 0);
+		sl_runc_snap_put(s);
+	}
+	assert_int_equal(sl_runc_index_rebuilds(ix), n);
+	sl_runc_index_free(ix);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +346,7 @@ int main(void)
 		cmocka_unit_test(state_from_buffer),
 		cmocka_unit_test_setup_teardown(concurrent_get_put_vs_rebuild, setup, teardown),
 		cmocka_unit_test_setup_teardown(rebuilds_rate_limited, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_miss_then_state_written, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
