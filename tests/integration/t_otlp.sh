@@ -199,6 +199,9 @@ case "$ST" in retrying|failing) ;; *) fail "/healthz export.state '$ST' with the
 note "drops: queue_full $QF, retry_exhausted $RE; depth $DEPTH; healthz export.state $ST"
 
 # ---- 4: the receiver returns; export resumes ----
+# the sent counter before the receiver is back (read after the container
+# below has run, a quiet host has already sent all of it)
+S0=$(sl_metric sandlens_export_sent_total 'signal="logs"')
 echo ok >"$RX/mode"
 rx_start
 # exits spread over ~5 s: the queue keeps the newest, so a host busy with
@@ -212,7 +215,6 @@ SH
 ct_create otlp4 kubepods --script "$SL_TMP/run4.sh" -- /run.sh
 CID4=$CT_ID
 ct_run 60
-S0=$(sl_metric sandlens_export_sent_total 'signal="logs"')
 wait_records "$CID4" sandlens.exit 30 "$(bodyv exit_code) == \"5\"" >/dev/null || fail "export did not resume after the receiver came back"
 [ "$(sl_metric sandlens_export_sent_total 'signal="logs"')" -gt "$S0" ] || fail "sandlens_export_sent_total{signal=logs} did not grow after the receiver came back"
 S=$(sl_metric sandlens_export_sent_total 'signal="logs"')
