@@ -209,7 +209,13 @@ for m in A1 A2 A3 C1 C2 C3; do
 done
 ids=$(jq -r .id "$SL_LOGDIR/follow.out")
 assert_eq "no id printed twice" "$(wc -l <<<"$ids")" "$(sort -u <<<"$ids" | wc -l)"
-assert_eq "ids in order" "$ids" "$(sort -n <<<"$ids")"
+# in id order, but for neighbours swapped: the first page is in time order,
+# and two events stored within microseconds from two CPUs can have ids the
+# other way round (seen: 3561 at .328602029, 3560 at .328602159); an id
+# displaced by more than one place is a real ordering bug
+awk 'NR > 2 && $1 < p1 && $1 < p2 { bad = 1; print "out of order: " $1 " after " p2 ", " p1 }
+	{ p2 = p1; p1 = $1 } END { exit bad }' <<<"$ids" >"$SL_LOGDIR/order.txt" ||
+	fail "ids out of order beyond a neighbour swap: $(head -3 "$SL_LOGDIR/order.txt")"
 lo=$(head -1 <<<"$ids") hi=$(tail -1 <<<"$ids")
 want=$(curl -sf "$SL_API/api/v1/events?type=exec&order=asc&limit=10000&after_id=$((lo - 1))" | jq -r --argjson hi "$hi" '.events[] | select(.id <= $hi) | .id')
 assert_eq "every stored exec between the first and last printed, no gap" "$want" "$ids"
