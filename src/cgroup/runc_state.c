@@ -42,6 +42,10 @@ struct state_seen {
 #define WANTED_MAX 8
 #define WANTED_TTL_NS (10ull * 1000000000ull)
 
+/* Container directories without state.json a snapshot remembers by name,
+ * so a miss can check just them (runc create -> start, one stat each). */
+#define PENDING_MAX 16
+
 /* Immutable once published. */
 struct sl_runc_snap {
 	atomic_uint refs;
@@ -53,6 +57,8 @@ struct sl_runc_snap {
 	int root_ok;           /* the root existed */
 	int built;             /* made from the root (not the empty start snapshot) */
 	int pending;           /* a container directory had no state.json yet */
+	int npend;             /* names of those directories (the first PENDING_MAX) */
+	char pend[PENDING_MAX][128];
 	uint64_t built_ns;
 };
 
@@ -341,9 +347,11 @@ static void load_state(struct sl_runc_index *ix, struct sl_runc_snap *s, const c
 	json_t *st = json_load_file(path, 0, &jerr);
 	if (!st) {
 		struct stat sb;
-		if (stat(path, &sb) != 0 && errno == ENOENT)
+		if (stat(path, &sb) != 0 && errno == ENOENT) {
 			s->pending = 1; /* runc has made the directory, not yet the state */
-		else
+			if (s->npend < PENDING_MAX && strlen(name) < sizeof(s->pend[0]))
+				strcpy(s->pend[s->npend++], name);
+		} else
 			atomic_fetch_add(&ix->errors, 1);
 		return;
 	}
@@ -511,13 +519,57 @@ struct sl_runc_snap *sl_runc_index_get(struct sl_runc_index *ix)
 	return s;
 }
 
+/* A directory s saw without state.json has one now (runc create wrote it
+ * after s was built). One stat per remembered name. */
+static int pending_appeared(const struct sl_runc_snap *s)
+{
+	char path[600];
+	struct stat sb;
+
+	for (int i = 0; i < s->npend; i++) {
+		snprintf(path, sizeof(path), "%s/%s/state.json", s->ix->root, s->pend[i]);
+		if (stat(path, &sb) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Rebuild now, waiting for a rebuild in progress rather than skipping it
+ * (refresh's trylock): a container's state has just appeared, and the
+ * lookup that missed is its first exec. Not rate-limited: it happens once
+ * per pending state, and a rebuild by another thread that already saw the
+ * state is used instead. Returns a referenced snapshot, or NULL. */
+static struct sl_runc_snap *refresh_wait(struct sl_runc_index *ix)
+{
+	pthread_mutex_lock(&ix->build_mu);
+	struct sl_runc_snap *c = ref_cur(ix), *n;
+	if (c->built && !pending_appeared(c)) {
+		pthread_mutex_unlock(&ix->build_mu);
+		return c; /* another thread rebuilt after the state appeared */
+	}
+	n = rebuild(ix, c);
+	sl_runc_snap_put(c);
+	if (n) {
+		atomic_fetch_add(&n->refs, 1);
+		publish(ix, n);
+	}
+	pthread_mutex_unlock(&ix->build_mu);
+	return n;
+}
+
 int sl_runc_index_lookup(struct sl_runc_index *ix, const char *dir, char *id, size_t idlen)
 {
 	if (!ix || !dir)
 		return 0;
 	struct sl_runc_snap *s = sl_runc_index_get(ix);
 	int r = sl_runc_snap_lookup(s, dir, id, idlen);
-	if (!r && s && s->pending && stale(ix, s, 1)) {
+	if (!r && s && s->pending && pending_appeared(s)) {
+		struct sl_runc_snap *n = refresh_wait(ix);
+		if (n) {
+			r = sl_runc_snap_lookup(n, dir, id, idlen);
+			sl_runc_snap_put(n);
+		}
+	} else if (!r && s && s->pending && stale(ix, s, 1)) {
 		struct sl_runc_snap *n = refresh(ix, s);
 		if (n) {
 			r = sl_runc_snap_lookup(n, dir, id, idlen);
@@ -546,6 +598,8 @@ int sl_runc_index_add_state(struct sl_runc_index *ix, const char *buf, size_t le
 		n->root_ok = c->root_ok;
 		n->built = c->built;
 		n->pending = c->pending;
+		n->npend = c->npend;
+		memcpy(n->pend, c->pend, sizeof(n->pend));
 		n->built_ns = c->built_ns;
 		struct dir_entry *e, *tmp;
 		HASH_ITER(hh, c->map, e, tmp) {

@@ -295,6 +295,31 @@ static void rebuilds_rate_limited(void **state)
 	sl_runc_index_free(ix);
 }
 
+/* runc create -> start: the snapshot was built while the container's
+ * directory had no state.json (runc init's own exec); runc then writes it
+ * and the entrypoint execs within the min-interval. That lookup must find
+ * the container (no rate limit for a pending state that appeared), and
+ * once found, misses for other directories cost no more rebuilds. */
+static void pending_state_appears_within_interval(void **state)
+{
+	(void)state;
+	char id[80], p[256];
+	struct sl_runc_index *ix = sl_runc_index_new(root);
+	sl_runc_index_set_min_interval(ix, 60ull * 1000000000ull);
+	add_container("c9", "/c/c9", 0);
+	assert_int_equal(sl_runc_index_lookup(ix, "/c/c9", id, sizeof(id)), 0);
+	uint64_t n0 = sl_runc_index_rebuilds(ix);
+	snprintf(p, sizeof(p), "%s/c9/state.json", root);
+	write_file(p, "{\"id\":\"c9\",\"cgroup_paths\":{\"\":\"/c/c9\"}}");
+	assert_int_equal(sl_runc_index_lookup(ix, "/c/c9", id, sizeof(id)), 1);
+	assert_string_equal(id, "c9");
+	assert_int_equal(sl_runc_index_rebuilds(ix), n0 + 1);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(sl_runc_index_lookup(ix, "/user.slice/x", id, sizeof(id)), 0);
+	assert_int_equal(sl_runc_index_rebuilds(ix), n0 + 1);
+	sl_runc_index_free(ix);
+}
+
 /* runc create: the names lookup misses before state.json exists; runc then
  * writes <root>/<id>/state.json, and the root's mtime does not show it
  * (here: put back, as within one coarse timestamp tick). The next get must
@@ -346,6 +371,7 @@ int main(void)
 		cmocka_unit_test(state_from_buffer),
 		cmocka_unit_test_setup_teardown(concurrent_get_put_vs_rebuild, setup, teardown),
 		cmocka_unit_test_setup_teardown(rebuilds_rate_limited, setup, teardown),
+		cmocka_unit_test_setup_teardown(pending_state_appears_within_interval, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_miss_then_state_written, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
