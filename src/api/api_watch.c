@@ -34,6 +34,27 @@ int sl_api_watch_parse(const struct sl_api_param *p, size_t n, int64_t now_ns, c
 			snprintf(err, errlen, "%s: not a parameter of the stream (it sends every matching event, in id order)", k);
 			return -EINVAL;
 		}
+		if (!strcmp(k, "store_epoch")) {
+			uint64_t e = 0;
+			size_t len = v ? strlen(v) : 0;
+			for (size_t j = 0; j < len && len <= 16; j++) {
+				char ch = v[j];
+				int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+								    : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+				if (d < 0) {
+					len = 0;
+					break;
+				}
+				e = e << 4 | (uint64_t)d;
+			}
+			if (w->store_epoch || !len || len > 16 || !e) {
+				snprintf(err, errlen, "store_epoch: '%.40s' is not a store epoch (1 to 16 hex digits, "
+					 "not 0, once; /healthz store.epoch)", v ? v : "");
+				return -EINVAL;
+			}
+			w->store_epoch = e;
+			continue;
+		}
 		if (strcmp(k, "heartbeat")) {
 			if (!strcmp(k, "after_id"))
 				w->after_given = 1;
@@ -73,6 +94,13 @@ int64_t sl_api_watch_start_cursor(const struct sl_api_watch_req *w, int has_last
 	return newest;
 }
 
+int64_t sl_api_watch_epoch_cursor(const struct sl_api_watch_req *w, uint64_t epoch, int64_t cursor,
+				  int *recreated)
+{
+	*recreated = w->store_epoch && w->store_epoch != epoch;
+	return *recreated ? 0 : cursor;
+}
+
 /* ---- streams ---- */
 
 struct watch {
@@ -84,6 +112,7 @@ struct watch {
 	struct sl_event_filter f; /* its strings point into the fields below */
 	char type[64], cid[80], pod[40];
 	int64_t cursor;           /* last row id queued */
+	uint64_t epoch;           /* of the store when the stream began */
 	int redact;
 	unsigned heartbeat_s;
 	char *buf;                /* queued bytes [off, len) */
@@ -312,6 +341,17 @@ static void tick(void)
 			}
 			continue;
 		}
+		if (sl_store_epoch(w->store) != w->epoch) {
+			/* the store was recreated under the stream: its ids start
+			 * again, the cursor means nothing. End the stream; the
+			 * client reconnects with its store_epoch and starts at the
+			 * new store's first event. */
+			static const char note[] = ": the event store was recreated: stream ended, reconnect with store_epoch\n\n";
+			queue(w, note, sizeof(note) - 1);
+			w->closed = 1;
+			wake(w);
+			continue;
+		}
 		w->busy = 1;
 		struct sl_event_filter f = w->f;
 		f.after_id = w->cursor;
@@ -524,13 +564,27 @@ enum MHD_Result sl_api_watch_request(struct sl_api *api, struct MHD_Connection *
 	w->redact = redact;
 	w->heartbeat_s = req.heartbeat_s;
 	copy_filter(w, &req.f);
-	w->cursor = sl_api_watch_start_cursor(&req, lei != NULL, last_id, newest);
+	int recreated = 0;
+	w->epoch = sl_store_epoch(store);
+	w->cursor = sl_api_watch_epoch_cursor(&req, w->epoch,
+					      sl_api_watch_start_cursor(&req, lei != NULL, last_id, newest),
+					      &recreated);
 	w->last_take_ns = w->last_queue_ns = mono_ns();
 	/* the reconnection delay for EventSource clients, and a first comment
-	 * so that a client sees the stream is up before the first event */
-	char head[96];
-	int hl = snprintf(head, sizeof(head), "retry: 2000\n: sandlens event stream after id %lld\n\n",
-			  (long long)w->cursor);
+	 * so that a client sees the stream is up before the first event; it
+	 * names the store's epoch (docs/API.md: a client that reconnects passes
+	 * it back as store_epoch) and says when the client's cursor was from a
+	 * store that is gone, or is past the newest event */
+	char head[320];
+	int64_t top = recreated || w->cursor <= 0 ? 0 : newest_id(store);
+	int hl = snprintf(head, sizeof(head), "retry: 2000\n: sandlens event stream after id %lld store_epoch %016llx\n%s",
+			  (long long)w->cursor, (unsigned long long)w->epoch,
+			  recreated ? ": the store was recreated (store_epoch differs): from its first event\n" : "");
+	if (top >= 0 && w->cursor > top)
+		hl += snprintf(head + hl, sizeof(head) - (size_t)hl,
+			       ": after id %lld is past the newest stored event (%lld): waiting for newer ones\n",
+			       (long long)w->cursor, (long long)top);
+	hl += snprintf(head + hl, sizeof(head) - (size_t)hl, "\n");
 	queue(w, head, (size_t)hl);
 
 	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, watch_read, w, watch_free);

@@ -55,12 +55,15 @@ struct sl_api_watch_req {
 	struct sl_event_filter f; /* type, container, pod, since, until; after_id */
 	int after_given;          /* after_id was given */
 	unsigned heartbeat_s;
+	uint64_t store_epoch;     /* store_epoch=<16 hex> given (0: not): the epoch of the store the
+				     client's Last-Event-ID / after_id came from */
 };
 
 /* Pure: the parameters of GET /api/v1/events/watch: those of
  * /api/v1/events (sl_api_parse_event_params) except limit and order, plus
- * heartbeat (seconds, 1..300, default 15). 0, or -EINVAL with the message
- * in err. */
+ * heartbeat (seconds, 1..300, default 15) and store_epoch (1 to 16 hex
+ * digits, not 0: the /healthz store.epoch the client's cursor belongs to).
+ * 0, or -EINVAL with the message in err. */
 int sl_api_watch_parse(const struct sl_api_param *p, size_t n, int64_t now_ns, const char *const *types,
 		       size_t ntypes, struct sl_api_watch_req *w, char *err, size_t errlen);
 
@@ -70,6 +73,13 @@ int sl_api_watch_parse(const struct sl_api_param *p, size_t n, int64_t now_ns, c
  * row id now: only new events). */
 int64_t sl_api_watch_start_cursor(const struct sl_api_watch_req *w, int has_last_id, int64_t last_id,
 				  int64_t newest);
+
+/* Pure: the cursor to use given the store's epoch now: a cursor from
+ * another store (w->store_epoch given and != epoch) means nothing here (ids
+ * started again): 0, every event of this store, and *recreated = 1. Else
+ * cursor unchanged, *recreated = 0. */
+int64_t sl_api_watch_epoch_cursor(const struct sl_api_watch_req *w, uint64_t epoch, int64_t cursor,
+				  int *recreated);
 
 /* Start / stop the watch thread (API start and stop; one thread for every
  * API of the process: the last stop joins it). 0 or -errno. */

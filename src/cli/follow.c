@@ -109,6 +109,27 @@ static void on_line(char *line, void *ctx)
 			at->f->regains++;
 		}
 	}
+	/* the stream's head (api_watch.c): ": sandlens event stream after id N
+	 * store_epoch E", then ": the store was recreated ..." when the cursor
+	 * was from a store that is gone */
+	static const char head[] = ": sandlens event stream after id ";
+	static const char recr[] = ": the store was recreated";
+	if (!strncmp(line, head, sizeof(head) - 1)) {
+		const char *e = strstr(line, " store_epoch ");
+		if (e) {
+			e += strlen(" store_epoch ");
+			size_t n = strspn(e, "0123456789abcdef");
+			if (n && n < sizeof(at->f->epoch)) {
+				memcpy(at->f->epoch, e, n);
+				at->f->epoch[n] = 0;
+			}
+		}
+	} else if (!strncmp(line, recr, sizeof(recr) - 1)) {
+		at->f->cursor = 0;
+		at->f->recreations++;
+		fprintf(at->f->err, "sandlens: the agent's event store was recreated: following it from its first event\n");
+		fflush(at->f->err);
+	}
 	cli_sse_line(&at->sse, line);
 }
 
@@ -121,7 +142,13 @@ int cli_follow_run(struct cli_follow *f, const char *base_path, cli_follow_open 
 		at.sse.ctx = &at;
 		char err[256] = "";
 		long status = 0;
-		int rc = open(tctx, base_path, f->cursor, on_line, &at, &status, err, sizeof(err));
+		char path[2048];
+		if (f->epoch[0] && snprintf(path, sizeof(path), "%s%cstore_epoch=%s", base_path,
+					    strchr(base_path, '?') ? '&' : '?', f->epoch) < (int)sizeof(path))
+			; /* resume within the store the cursor came from */
+		else
+			snprintf(path, sizeof(path), "%s", base_path);
+		int rc = open(tctx, path, f->cursor, on_line, &at, &status, err, sizeof(err));
 		cli_sse_free(&at.sse);
 		if (*stop || rc == CLI_HTTP_STOPPED)
 			return CLI_OK;

@@ -50,6 +50,8 @@ struct cli_follow {
 	int lost;              /* the agent is lost now (a "lost" line was printed) */
 	unsigned losses, regains;
 	int bad_events;        /* data that was not a CloudEvent with an event */
+	char epoch[17];        /* the store epoch the cursor belongs to ("" until a stream named it) */
+	unsigned recreations;  /* streams that said the store was recreated */
 };
 
 /* Returned by cli_follow_run when the agent has no watch route (404). */
@@ -61,7 +63,11 @@ struct cli_follow {
  * reached it prints one line "sandlens: lost the agent (...): reconnecting
  * ..." to f->err, retries with cli_follow_backoff delays, and when a stream
  * is up again one line "sandlens: agent back: resuming after id N".
- * A 429 (too many streams) counts as a lost agent. Returns 0 (CLI_OK) when
+ * A 429 (too many streams) counts as a lost agent. The stream's first
+ * comment names the store's epoch; reconnects pass it back (store_epoch=),
+ * and when the agent answers that the store was recreated (ids started
+ * again) the cursor restarts at 0 and one line "sandlens: the agent's event
+ * store was recreated: following it from its first event" is printed. Returns 0 (CLI_OK) when
  * *stop ended it, CLI_FOLLOW_NO_ROUTE on a 404 (an agent older than the
  * route: the caller polls instead), 2 (CLI_USAGE) on a 400 and 1 (CLI_ERR)
  * on any other 4xx, with "sandlens: <path>: HTTP <status>" printed. */

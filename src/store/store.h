@@ -225,4 +225,11 @@ json_t *sl_store_query_containers(struct sl_store *s, char *err, size_t errlen);
  * connection; any thread. 0, or -1 with the reason in err. */
 int sl_store_max_id(struct sl_store *s, int64_t *id, char *err, size_t errlen);
 
+/* The store's epoch: a random number in 1..2^62 made with the database
+ * file (table meta), the same across agent restarts on that file, another
+ * one when the file is recreated (deleted, replaced, a new path). Event ids
+ * are only comparable within one epoch. Any thread; 0 before the first
+ * open or for s NULL. */
+uint64_t sl_store_epoch(struct sl_store *s);
+
 #endif

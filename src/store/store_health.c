@@ -8,6 +8,7 @@
 #include "common/prom.h"
 #include "common/timefmt.h"
 
+#include <inttypes.h>
 #include <errno.h>
 #include <stddef.h>
 #include <linux/fs.h>
@@ -232,6 +233,9 @@ json_t *sl_store_health_json(struct sl_store *s)
 	json_object_set_new(o, "file_bytes", json_integer((json_int_t)st.file_bytes));
 	json_object_set_new(o, "max_bytes", json_integer((json_int_t)s->cfg.max_bytes));
 	json_object_set_new(o, "reopens", json_integer((json_int_t)st.reopens));
+	char ep[24];
+	snprintf(ep, sizeof(ep), "%016" PRIx64, sl_store_epoch(s));
+	json_object_set_new(o, "epoch", json_string(ep));
 	json_object_set_new(o, "batch_failures", json_integer((json_int_t)st.batch_failures));
 	json_object_set_new(o, "dropped_unavailable",
 			    json_integer((json_int_t)st.dropped_unavailable));
@@ -275,4 +279,9 @@ void sl_store_write_metrics(struct sl_store *s, struct sl_prom *p)
 	const struct sl_prom_label la[] = {{"limit", "age_or_rows"}, {NULL, NULL}};
 	sl_prom_u64(p, n, lb, st.retention_deleted_bytes);
 	sl_prom_u64(p, n, la, st.retention_deleted - st.retention_deleted_bytes);
+}
+
+uint64_t sl_store_epoch(struct sl_store *s)
+{
+	return s ? atomic_load(&s->epoch) : 0;
 }

@@ -63,6 +63,9 @@ struct sl_store {
 	uint64_t backoff_ms, retry_at_ms, next_check_ms, cond_since_ms;
 	int cap_warned;         /* the file is over max_bytes and cannot shrink: said once */
 
+	/* The database's epoch (meta table): set at each open, read by any thread. */
+	_Atomic uint64_t epoch;
+
 	/* Health as the API sees it: written by the writer, read by any thread. */
 	pthread_mutex_t hmu;
 	char reason[256];

@@ -24,7 +24,12 @@ static const char *const schema_sql =
 	"CREATE INDEX IF NOT EXISTS events_time ON events(time_ns);"
 	"CREATE INDEX IF NOT EXISTS events_type_time ON events(type, time_ns);"
 	/* type is carried so the containers query is index-only. */
-	"CREATE INDEX IF NOT EXISTS events_container_time ON events(container_id, time_ns, type);";
+	"CREATE INDEX IF NOT EXISTS events_container_time ON events(container_id, time_ns, type);"
+	/* the epoch: a random 62-bit number made with the database, so a
+	 * client holding an event id can tell that the store it came from was
+	 * replaced (ids start again) -- sl_store_epoch */
+	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+	"INSERT OR IGNORE INTO meta VALUES('epoch', (random() & 4611686018427387903) + 1);";
 
 
 /* mkdir -p of the directory part of path, mode 0700 for what it creates. */
@@ -123,6 +128,12 @@ static int setup_db(struct sl_store *s, char *err, size_t errlen)
 		return -1;
 	}
 	s->rows = (uint64_t)rows;
+	int64_t epoch = 0;
+	if (query_one(db, "SELECT value FROM meta WHERE key='epoch'", &epoch, NULL, 0) != 0 || epoch <= 0) {
+		snprintf(err, errlen, "sqlite: %s: no store epoch: %s", s->path, sqlite3_errmsg(db));
+		return -1;
+	}
+	atomic_store(&s->epoch, (uint64_t)epoch);
 	int64_t av = 0, ps = 4096;
 	query_one(db, "PRAGMA auto_vacuum", &av, NULL, 0);
 	query_one(db, "PRAGMA page_size", &ps, NULL, 0);

@@ -200,14 +200,13 @@ sleep 1.5
 sl_agent_launch
 for i in 1 2 3; do /bin/true "$TAG-C$i"; done
 wait_line "$TAG-C3"
-kill -INT "$FOLLOW"
-wait "$FOLLOW"
-assert_eq "follow exit status after SIGINT" 0 "$?"
+# the old store's part, checked while its events are still stored
+cp "$SL_LOGDIR/follow.out" "$SL_LOGDIR/follow-old.out"
 for m in A1 A2 A3 C1 C2 C3; do
-	n=$(jq -r --arg m "$TAG-$m" 'select((.argv // [])[1] == $m) | .id' "$SL_LOGDIR/follow.out" | wc -l)
+	n=$(jq -r --arg m "$TAG-$m" 'select((.argv // [])[1] == $m) | .id' "$SL_LOGDIR/follow-old.out" | wc -l)
 	assert_eq "exec $m printed" 1 "$n"
 done
-ids=$(jq -r .id "$SL_LOGDIR/follow.out")
+ids=$(jq -r .id "$SL_LOGDIR/follow-old.out")
 assert_eq "no id printed twice" "$(wc -l <<<"$ids")" "$(sort -u <<<"$ids" | wc -l)"
 # in id order, but for neighbours swapped: the first page is in time order,
 # and two events stored within microseconds from two CPUs can have ids the
@@ -223,4 +222,37 @@ assert_eq "every stored exec between the first and last printed, no gap" "$want"
 assert_eq "one 'lost' line" 1 "$(grep -c 'lost the agent' "$SL_LOGDIR/follow.err")"
 assert_eq "one 'back' line" 1 "$(grep -c 'agent back: resuming after id' "$SL_LOGDIR/follow.err")"
 echo "ok - --follow survived the restart: $(wc -l <<<"$ids") execs, each once, no gap"
+# ---- the same follower across a restart on a new store (ids start again) ----
+ep1=$(sl_get /healthz | jq -r .store.epoch)
+[ "${#ep1}" = 16 ] || fail "/healthz store.epoch: '$ep1' is not 16 hex digits"
+sl_agent_stop || fail "agent exit status $? on SIGTERM"
+rm -f "$SL_DB" "$SL_DB-wal" "$SL_DB-shm"
+sleep 1.5
+sl_agent_launch
+ep2=$(sl_get /healthz | jq -r .store.epoch)
+[ "$ep2" != "$ep1" ] || fail "a new store file kept the epoch $ep1"
+for i in 1 2; do /bin/true "$TAG-D$i"; done
+wait_line "$TAG-D2"
+# and recreated under the running agent (deleted: the writer reopens a new
+# file): the stream ends, the follower comes back on the new store
+rm -f "$SL_DB" "$SL_DB-wal" "$SL_DB-shm"
+for i in $(seq 100); do
+	ep3=$(sl_get /healthz | jq -r .store.epoch)
+	[ "$ep3" != "$ep2" ] && break
+	/bin/true "$TAG-wait"
+	sleep 0.1
+done
+[ "$ep3" != "$ep2" ] || fail "the store deleted under the agent was not recreated (epoch still $ep2)"
+for i in 1 2; do /bin/true "$TAG-E$i"; done
+wait_line "$TAG-E2"
+kill -INT "$FOLLOW"
+wait "$FOLLOW"
+assert_eq "follow exit status after SIGINT" 0 "$?"
+assert_eq "one 'recreated' line per new store" 2 "$(grep -c 'event store was recreated' "$SL_LOGDIR/follow.err")"
+for m in D1 D2 E1 E2; do
+	n=$(jq -r --arg m "$TAG-$m" 'select((.argv // [])[1] == $m) | .id' "$SL_LOGDIR/follow.out" | wc -l)
+	assert_eq "exec $m (new store) printed" 1 "$n"
+done
+assert_eq "one 'lost' line per restart or recreation" 3 "$(grep -c 'lost the agent' "$SL_LOGDIR/follow.err")"
+echo "ok - --follow on a recreated store (epochs $ep1 -> $ep2 -> $ep3) prints the new store's events from its first"
 sl_agent_stop

@@ -85,6 +85,7 @@ struct script {
 	const struct step *steps;
 	int n, at;
 	int64_t last_ids[16];
+	char paths[16][160];
 	int stop_after; /* set *stop once this many steps ran (0: never) */
 	volatile sig_atomic_t *stop;
 };
@@ -92,10 +93,10 @@ struct script {
 static int fake_open(void *tctx, const char *path, int64_t last_id, void (*on_line)(char *, void *),
 		     void *lctx, long *status, char *err, size_t errlen)
 {
-	(void)path;
 	struct script *s = tctx;
 	assert_true(s->at < s->n);
 	const struct step *st = &s->steps[s->at];
+	snprintf(s->paths[s->at], sizeof(s->paths[0]), "%s", path);
 	s->last_ids[s->at++] = last_id;
 	*status = st->status;
 	if (st->rc == -1)
@@ -203,6 +204,35 @@ static void restart_resumes_once(void **st)
 	assert_int_equal(slept[3], 250);
 }
 
+/* The agent came back on a new store (ids started again): the head of the
+ * first stream named the epoch, the reconnect passes it back, the agent
+ * says the store was recreated, and the follower prints the new store's
+ * events from its first one (ids below the old cursor included) and says
+ * so once. */
+static void store_recreated(void **st)
+{
+	(void)st;
+	const struct step steps[] = {
+		{200, 0, ": sandlens event stream after id 40 store_epoch 00000000000000aa\n\n" EV(41) EV(42)},
+		{200, CLI_HTTP_STOPPED,
+		 ": sandlens event stream after id 0 store_epoch 00000000000000bb\n"
+		 ": the store was recreated (store_epoch differs): from its first event\n\n" EV(1) EV(2)},
+	};
+	struct cli_follow f;
+	struct script s;
+	assert_int_equal(run(steps, 2, 0, 40, &f, &s), CLI_OK);
+	assert_string_equal(s.paths[0], "/api/v1/events/watch?heartbeat=5");
+	assert_string_equal(s.paths[1], "/api/v1/events/watch?heartbeat=5&store_epoch=00000000000000aa");
+	assert_int_equal(s.last_ids[1], 42);
+	assert_int_equal(nprinted, 4);
+	assert_int_equal(printed[2], 1);
+	assert_int_equal(printed[3], 2);
+	assert_int_equal(f.cursor, 2);
+	assert_string_equal(f.epoch, "00000000000000bb");
+	assert_int_equal(f.recreations, 1);
+	assert_int_equal(count_in_err("event store was recreated"), 1);
+}
+
 static void errors_and_stop(void **st)
 {
 	(void)st;
@@ -235,6 +265,7 @@ int main(void)
 		cmocka_unit_test(sse_parse),
 		cmocka_unit_test(backoff),
 		cmocka_unit_test(restart_resumes_once),
+		cmocka_unit_test(store_recreated),
 		cmocka_unit_test(errors_and_stop),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

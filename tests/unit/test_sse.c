@@ -138,6 +138,17 @@ static void watch_params(void **st)
 	assert_int_not_equal(parse(&w, err, 1, "type", "nosuch"), 0);
 	assert_int_not_equal(parse(&w, err, 1, "bogus", "1"), 0);
 	assert_int_equal(parse(&w, err, 1, "heartbeat", "300"), 0);
+	assert_int_equal(w.store_epoch, 0);
+	assert_int_equal(parse(&w, err, 2, "store_epoch", "00000000000000aB", "after_id", "3"), 0);
+	assert_true(w.store_epoch == 0xab);
+	assert_int_equal(parse(&w, err, 1, "store_epoch", "ffffffffffffffff"), 0);
+	assert_true(w.store_epoch == UINT64_MAX);
+	static const char *bad[] = {"", "0", "0000", "12345678901234567", "xyz", "-1", "1 "};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_not_equal(parse(&w, err, 1, "store_epoch", bad[i]), 0);
+		assert_non_null(strstr(err, "store_epoch"));
+	}
+	assert_int_not_equal(parse(&w, err, 2, "store_epoch", "1", "store_epoch", "1"), 0);
 }
 
 static void start_cursor(void **st)
@@ -152,6 +163,14 @@ static void start_cursor(void **st)
 	assert_int_equal(sl_api_watch_start_cursor(&w, 0, 0, 99), 7);
 	assert_int_equal(sl_api_watch_start_cursor(&w, 1, 40, 99), 40); /* Last-Event-ID wins */
 	assert_int_equal(sl_api_watch_start_cursor(&w, 1, 0, 99), 0);
+	int rec = -1;
+	assert_int_equal(sl_api_watch_epoch_cursor(&w, 5, 40, &rec), 40); /* no epoch given */
+	assert_int_equal(rec, 0);
+	w.store_epoch = 5;
+	assert_int_equal(sl_api_watch_epoch_cursor(&w, 5, 40, &rec), 40); /* the same store */
+	assert_int_equal(rec, 0);
+	assert_int_equal(sl_api_watch_epoch_cursor(&w, 6, 40, &rec), 0); /* another store */
+	assert_int_equal(rec, 1);
 }
 
 int main(void)
