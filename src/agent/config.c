@@ -103,6 +103,10 @@ static const struct key keys[] = {
 	{"export.otlp.retry_initial", K_DURATION_NS, F(export_otlp.retry_initial_ns), 10000000ull, 60000000000ull},
 	{"export.otlp.retry_max_interval", K_DURATION_NS, F(export_otlp.retry_max_interval_ns), 10000000ull, 600000000000ull},
 	{"export.otlp.max_retry_time", K_DURATION_NS, F(export_otlp.max_retry_time_ns), 0, 3600000000000ull},
+	{"export.otlp.ca_file", K_STR, F(export_otlp.ca_file), 0, 0},
+	{"export.otlp.client_cert", K_STR, F(export_otlp.client_cert), 0, 0},
+	{"export.otlp.client_key", K_STR, F(export_otlp.client_key), 0, 0},
+	{"export.otlp.persist_cursor", K_BOOL, F(export_otlp.persist_cursor), 0, 0},
 };
 #undef F
 
@@ -167,6 +171,7 @@ static void agent_defaults(struct sl_config *c)
 	c->export_otlp.retry_initial_ns = 1000000000ull;
 	c->export_otlp.retry_max_interval_ns = 30000000000ull;
 	c->export_otlp.max_retry_time_ns = 300000000000ull;
+	c->export_otlp.persist_cursor = 1;
 }
 
 static int parse_u64(const char *s, uint64_t *out, const char **rest)
@@ -817,6 +822,32 @@ static int validate(struct sl_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "export.otlp.endpoint: '%s' is not an http:// or https:// URL (\"\" = off)",
 			 c->export_otlp.endpoint);
 		return -1;
+	}
+	{
+		const struct {
+			const char *key, *v;
+		} tls[] = {{"export.otlp.ca_file", c->export_otlp.ca_file},
+			   {"export.otlp.client_cert", c->export_otlp.client_cert},
+			   {"export.otlp.client_key", c->export_otlp.client_key}};
+		for (size_t i = 0; i < sizeof(tls) / sizeof(tls[0]); i++) {
+			if (!tls[i].v[0])
+				continue;
+			if (tls[i].v[0] != '/') {
+				snprintf(err, errlen, "%s: '%s' is not an absolute path", tls[i].key, tls[i].v);
+				return -1;
+			}
+			if (strncmp(c->export_otlp.endpoint, "https://", 8)) {
+				snprintf(err, errlen, "%s: set, but export.otlp.endpoint '%s' is not an https:// URL",
+					 tls[i].key, c->export_otlp.endpoint);
+				return -1;
+			}
+		}
+		if (!c->export_otlp.client_cert[0] != !c->export_otlp.client_key[0]) {
+			snprintf(err, errlen, "%s: set without %s (a client certificate needs its key)",
+				 c->export_otlp.client_cert[0] ? "export.otlp.client_cert" : "export.otlp.client_key",
+				 c->export_otlp.client_cert[0] ? "export.otlp.client_key" : "export.otlp.client_cert");
+			return -1;
+		}
 	}
 	if (c->export_otlp.batch_size > c->export_otlp.queue_size) {
 		snprintf(err, errlen, "export.otlp.batch_size: %llu exceeds export.otlp.queue_size %llu",

@@ -112,6 +112,10 @@ struct sl_config {
 		uint64_t retry_initial_ns;    /* export.otlp.retry_initial: first backoff, default 1s */
 		uint64_t retry_max_interval_ns; /* export.otlp.retry_max_interval: backoff cap, default 30s */
 		uint64_t max_retry_time_ns;   /* export.otlp.max_retry_time: give a request up after, default 5m */
+		char ca_file[512];            /* export.otlp.ca_file: PEM CA bundle for https ("" = system's) */
+		char client_cert[512];        /* export.otlp.client_cert: PEM client certificate (mTLS) */
+		char client_key[512];         /* export.otlp.client_key: its PEM private key */
+		int persist_cursor;           /* export.otlp.persist_cursor: keep the logs cursor across restarts, default true */
 	} export_otlp;
 
 	/* Module sections (src/agent/module.h, struct sl_module_config): one

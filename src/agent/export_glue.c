@@ -40,12 +40,17 @@ int sl_agent_export_start(struct sl_agent *a, int64_t after_id, const char *vers
 	if (!a->cfg.export_otlp.endpoint[0])
 		return 0;
 	gethostname(host, sizeof(host) - 1);
+	/* the cursor next to the store (its directory is the agent's, 0700) */
+	char cursor[4200];
+	int keep = a->cfg.export_otlp.persist_cursor && a->store &&
+		   snprintf(cursor, sizeof(cursor), "%s.otlp-cursor", a->cfg.store.path) < (int)sizeof(cursor);
 	struct sl_export_params p = {
 		.host_name = host,
 		.version = version,
 		.start_ns = (uint64_t)((int64_t)a->start_mono_ns + a->mono_to_real_ns),
 		.store = a->store,
 		.after_id = after_id,
+		.cursor_path = keep ? cursor : NULL,
 		.render = render,
 		.render_arg = a,
 	};

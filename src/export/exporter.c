@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/prom.h"
 #include "common/timefmt.h"
+#include "export/cursor_file.h"
 #include "export/otlp_encode.h"
 #include "export/otlp_http.h"
 #include "export/otlp_retry.h"
@@ -43,6 +44,7 @@ struct pending {
 	uint8_t *body;
 	size_t len, items;
 	int64_t last_id; /* logs: the cursor once this request is done */
+	uint64_t epoch;  /* logs: the store epoch its events came from */
 	uint64_t first_ns, next_ns;
 	unsigned attempt;
 };
@@ -57,6 +59,10 @@ struct sl_exporter {
 	pthread_cond_t cv;
 	int stop;
 	int64_t cursor;
+	uint64_t epoch;          /* of the store the cursor belongs to */
+	char cursor_path[4200];  /* "" = not persisted; set at start, then read-only */
+	int keep_cursor;         /* run thread: finished requests save the cursor */
+	int resumed;             /* the start cursor came from the cursor file */
 	struct pending pend[NSIG];
 	struct counters c[NSIG];
 	unsigned seed;
@@ -86,9 +92,25 @@ static void note_error(struct sl_exporter *e, enum sig s, const char *what)
 	pthread_mutex_unlock(&e->mu);
 }
 
+/* A logs request finished (accepted, or given up and counted): the cursor
+ * after its events is kept, when it is of the store now. */
+static void save_cursor(struct sl_exporter *e, const struct pending *pd)
+{
+	if (!e->keep_cursor || pd->epoch != e->epoch)
+		return;
+	int rc = sl_export_cursor_save(e->cursor_path, pd->epoch, pd->last_id);
+	if (rc) {
+		char m[300];
+		snprintf(m, sizeof(m), "cannot keep the cursor in %.200s: %.60s", e->cursor_path, strerror(-rc));
+		note_error(e, S_LOGS, m);
+	}
+}
+
 static void pending_done(struct sl_exporter *e, enum sig s)
 {
 	struct pending *pd = &e->pend[s];
+	if (s == S_LOGS && pd->body)
+		save_cursor(e, pd);
 	free(pd->body);
 	memset(pd, 0, sizeof(*pd));
 	atomic_store(&e->c[s].retrying, 0);
@@ -110,8 +132,14 @@ static int64_t logs_backlog(struct sl_exporter *e, uint64_t *depth_out)
 		note_error(e, S_LOGS, err);
 		return -1;
 	}
-	if (max_id < e->cursor) /* a store emptied and recreated: ids start again */
+	uint64_t ep = sl_store_epoch(e->p.store);
+	if (ep != e->epoch || max_id < e->cursor) {
+		/* the store was recreated: ids start again, and every event of
+		 * the new one is unsent (a request of the old one in flight is
+		 * finished but its cursor not kept) */
+		e->epoch = ep;
 		e->cursor = 0;
+	}
 	uint64_t depth = (uint64_t)(max_id - e->cursor) + held;
 	if (depth > e->cfg.queue_size) {
 		uint64_t skip = depth - e->cfg.queue_size;
@@ -160,6 +188,7 @@ static void build_logs(struct sl_exporter *e, uint64_t now, uint64_t *next_poll)
 	memset(pd, 0, sizeof(*pd));
 	pd->items = n;
 	pd->last_id = last;
+	pd->epoch = e->epoch;
 	e->cursor = last;
 	pd->first_ns = pd->next_ns = now;
 	if (sl_otlp_encode_logs(&node, evs, (uint64_t)sl_time_now_ns(), &pd->body, &pd->len)) {
@@ -302,6 +331,9 @@ static void *run(void *arg)
 		}
 	}
 	pthread_mutex_unlock(&e->mu);
+	/* a request unfinished at shutdown is not done: its cursor is not kept,
+	 * so the next start sends its events again */
+	e->keep_cursor = 0;
 	for (int s = 0; s < NSIG; s++)
 		if (e->pend[s].body) {
 			drop(e, (enum sig)s, R_SHUTDOWN, e->pend[s].items);
@@ -330,6 +362,11 @@ struct sl_exporter *sl_export_start(const struct sl_cfg_otlp *cfg, const struct 
 	for (unsigned i = 0; i < cfg->headers.n && i < SL_CFG_HEADERS_MAX; i++)
 		hdr[i] = cfg->headers.v[i];
 	e->http = sl_otlp_http_new(cfg->endpoint, hdr, cfg->headers.n, cfg->timeout_ns / 1000000, cfg->gzip);
+	struct sl_otlp_tls tls = {cfg->ca_file, cfg->client_cert, cfg->client_key};
+	if (e->http && sl_otlp_http_set_tls(e->http, &tls)) {
+		sl_otlp_http_free(e->http);
+		e->http = NULL;
+	}
 	if (!e->http) {
 		snprintf(err, errlen, "export.otlp.endpoint: cannot set up the HTTP client");
 		free(e);
@@ -340,6 +377,24 @@ struct sl_exporter *sl_export_start(const struct sl_cfg_otlp *cfg, const struct 
 		sl_otlp_http_free(e->http);
 		free(e);
 		return NULL;
+	}
+	e->epoch = sl_store_epoch(p->store);
+	if (p->store && p->cursor_path && p->cursor_path[0]) {
+		uint64_t sep = 0;
+		int64_t sid = 0;
+		char why[300];
+		snprintf(e->cursor_path, sizeof(e->cursor_path), "%s", p->cursor_path);
+		e->keep_cursor = 1;
+		int rc = sl_export_cursor_load(e->cursor_path, &sep, &sid, why, sizeof(why));
+		if (rc == 1 && sep == e->epoch && sid <= e->cursor) {
+			e->cursor = sid; /* what was stored after the last accepted request is sent */
+			e->resumed = 1;
+		} else if (rc == 1 && sep != e->epoch) {
+			e->cursor = 0; /* the store was recreated since: all of it is unsent */
+			e->resumed = 1;
+		} else if (rc < 0) {
+			sl_warn(MOD, "OTLP cursor not resumed (from the newest event): %s", why);
+		}
 	}
 	pthread_mutex_init(&e->mu, NULL);
 	pthread_condattr_init(&ca);
@@ -352,8 +407,9 @@ struct sl_exporter *sl_export_start(const struct sl_cfg_otlp *cfg, const struct 
 		free(e);
 		return NULL;
 	}
-	sl_info(MOD, "OTLP/HTTP export to %s (logs from event %lld, metrics every %llus)", cfg->endpoint,
-		(long long)e->cursor, (unsigned long long)(cfg->interval_ns / 1000000000ull));
+	sl_info(MOD, "OTLP/HTTP export to %s (logs after event %lld%s, metrics every %llus)", cfg->endpoint,
+		(long long)e->cursor, e->resumed ? ", resumed from the cursor file" : "",
+		(unsigned long long)(cfg->interval_ns / 1000000000ull));
 	return e;
 }
 
@@ -416,6 +472,9 @@ json_t *sl_export_health_json(struct sl_exporter *e)
 		json_object_set_new(o, sig_name[s], so);
 	}
 	json_object_set_new(json_object_get(o, "logs"), "queue_capacity", json_integer((json_int_t)e->cfg.queue_size));
+	json_object_set_new(json_object_get(o, "logs"), "cursor_file",
+			    e->cursor_path[0] ? json_string(e->cursor_path) : json_null());
+	json_object_set_new(json_object_get(o, "logs"), "resumed", json_boolean(e->resumed));
 	return o;
 }
 

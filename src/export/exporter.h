@@ -33,6 +33,9 @@ struct sl_export_params {
 	uint64_t start_ns;       /* agent start, wall clock (cumulative start time) */
 	struct sl_store *store;  /* events source (NULL: no logs) */
 	int64_t after_id;        /* export the events after this row id; < 0 = the newest at start */
+	const char *cursor_path; /* the persisted logs cursor (cursor_file.h): resumed from when it
+				    names the store's epoch, kept after each finished logs request;
+				    NULL = not persisted */
 	sl_export_render_fn render;
 	void *render_arg;
 };

@@ -16,7 +16,22 @@ struct sl_otlp_http {
 	char endpoint[512];
 	uint64_t timeout_ms;
 	int gzip;
+	char ca_file[512], client_cert[512], client_key[512];
 };
+
+static int copy_path(char *dst, size_t len, const char *src)
+{
+	return snprintf(dst, len, "%s", src ? src : "") < (int)len ? 0 : -1;
+}
+
+int sl_otlp_http_set_tls(struct sl_otlp_http *h, const struct sl_otlp_tls *tls)
+{
+	return copy_path(h->ca_file, sizeof(h->ca_file), tls->ca_file) ||
+			       copy_path(h->client_cert, sizeof(h->client_cert), tls->client_cert) ||
+			       copy_path(h->client_key, sizeof(h->client_key), tls->client_key)
+		       ? -1
+		       : 0;
+}
 
 struct sl_otlp_http *sl_otlp_http_new(const char *endpoint, const char *const *headers, unsigned n,
 				      uint64_t timeout_ms, int gzip)
@@ -147,6 +162,14 @@ int sl_otlp_http_post(struct sl_otlp_http *h, const char *path, const uint8_t *b
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)h->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)h->timeout_ms);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (h->ca_file[0])
+		curl_easy_setopt(c, CURLOPT_CAINFO, h->ca_file);
+	if (h->client_cert[0]) {
+		curl_easy_setopt(c, CURLOPT_SSLCERT, h->client_cert);
+		curl_easy_setopt(c, CURLOPT_SSLKEY, h->client_key);
+	}
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);

@@ -20,6 +20,18 @@ struct sl_otlp_reply {
 	char err[256];           /* transport error (curl's message), "" when answered */
 };
 
+/* TLS material for an https endpoint (PEM files; NULL or "" = none: the
+ * system's CA store, no client certificate). Peer and host name are always
+ * verified. */
+struct sl_otlp_tls {
+	const char *ca_file;
+	const char *client_cert;
+	const char *client_key;
+};
+
+/* Set h's TLS material (copied). 0, or -1 when a path is too long. */
+int sl_otlp_http_set_tls(struct sl_otlp_http *h, const struct sl_otlp_tls *tls);
+
 /* headers: n "Name: value" lines. NULL on allocation failure. */
 struct sl_otlp_http *sl_otlp_http_new(const char *endpoint, const char *const *headers, unsigned n,
 				      uint64_t timeout_ms, int gzip);

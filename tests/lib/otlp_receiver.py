@@ -3,8 +3,10 @@
 when Content-Encoding: gzip) as DIR/NNNNN-<logs|metrics>-<status>.pb and a
 line per request in DIR/requests.log; answers by DIR/mode, read per request:
 ok (200, empty ExportServiceResponse), 429 (Retry-After: 1), 503 (no
-Retry-After). Usage: otlp_receiver.py PORT DIR"""
-import gzip, http.server, os, sys, threading
+Retry-After). Usage: otlp_receiver.py PORT DIR [CERT KEY [CLIENT_CA]]: with
+CERT and KEY it serves https; with CLIENT_CA it also requires a client
+certificate signed by that CA (mutual TLS)."""
+import gzip, http.server, os, ssl, sys, threading
 
 PORT, DIR = int(sys.argv[1]), sys.argv[2]
 lock, seq = threading.Lock(), [0]
@@ -45,4 +47,12 @@ class H(http.server.BaseHTTPRequestHandler):
 
 
 http.server.ThreadingHTTPServer.allow_reuse_address = True
-http.server.ThreadingHTTPServer(("127.0.0.1", PORT), H).serve_forever()
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", PORT), H)
+if len(sys.argv) >= 5:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[3], sys.argv[4])
+    if len(sys.argv) >= 6:
+        ctx.verify_mode = ssl.CERT_REQUIRED
+        ctx.load_verify_locations(sys.argv[5])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+srv.serve_forever()
