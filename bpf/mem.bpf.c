@@ -26,6 +26,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "task_id.bpf.h"
+#include "log2hist.bpf.h"
 #include "sandlens/mem.h"
 #include "sandlens/token_bucket.h"
 
@@ -107,23 +108,6 @@ static __always_inline __u64 shifted(__u64 v)
 	return sl_bucket_scale(v, rate_shift);
 }
 
-/* log2 slot of a duration (see SL_MEM_SLOTS). */
-static __always_inline __u32 dur_slot(__u64 ns)
-{
-	__u64 v = ns ? (ns - 1) / 1000 : 0;
-	__u32 r = 0, s;
-
-	if (v == 0)
-		return 0;
-	if (v >= (1ULL << 24))
-		return SL_MEM_SLOTS - 1;
-	s = (v >= (1 << 16)) << 4; v >>= s; r |= s;
-	s = (v >= (1 << 8)) << 3;  v >>= s; r |= s;
-	s = (v >= (1 << 4)) << 2;  v >>= s; r |= s;
-	s = (v >= (1 << 2)) << 1;  v >>= s; r |= s;
-	r |= (v >> 1);
-	return r + 1;
-}
 
 static __always_inline void task_pair(struct task_struct *t, struct sl_mem_key *k, __u32 kind)
 {
@@ -152,7 +136,7 @@ static __always_inline void hist_add(const struct sl_mem_key *k, __u64 dur, __u6
 			return;
 		}
 	}
-	slot = dur_slot(dur);
+	slot = sl_l2h_slot_bpf(dur, SL_MEM_SLOTS);
 	if (slot < SL_MEM_SLOTS)
 		h->slots[slot]++;
 	h->sum_ns += dur;

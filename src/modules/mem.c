@@ -539,7 +539,7 @@ static struct mem_snap *build_snap(struct mem_priv *mp, uint64_t now, uint64_t i
 
 	if (!snap)
 		return NULL;
-	atomic_init(&snap->refs, 1);
+	sl_snap_init(&snap->h, NULL);
 	snap->time_mono_ns = now;
 	snap->interval_ns = interval_ns;
 	HASH_ITER(hh, mp->series, s, tmp) {
@@ -639,7 +639,7 @@ static int mem_init(struct sl_module *m)
 		return -ENOMEM;
 	m->priv = mp;
 	mp->m = m;
-	pthread_mutex_init(&mp->snap_lock, NULL);
+	sl_snapref_init(&mp->snap);
 	mp->ncpus = libbpf_num_possible_cpus();
 	if (mp->ncpus <= 0) {
 		snprintf(m->error, sizeof(m->error), "cannot count possible CPUs");
@@ -761,8 +761,7 @@ static void mem_destroy(struct sl_module *m)
 		HASH_DEL(mp->series, s);
 		free(s);
 	}
-	mem_snap_put(mp->snap);
-	pthread_mutex_destroy(&mp->snap_lock);
+	sl_snapref_destroy(&mp->snap);
 	free(mp->pcpu);
 	free(mp->pcpu_node);
 	free(mp);

@@ -1,31 +1,23 @@
 /* mem module histogram math; see mem_hist.h. */
 #include "modules/mem_hist.h"
+#include "common/log2hist.h"
 
 #include <math.h>
 #include <string.h>
 
 unsigned sl_mem_slot(uint64_t ns)
 {
-	uint64_t v = ns ? (ns - 1) / 1000 : 0;
-	unsigned r = 0;
-
-	if (v == 0)
-		return 0;
-	if (v >= (1ULL << 24))
-		return SL_MEM_SLOTS - 1;
-	while (v >>= 1)
-		r++;
-	return r + 1;
+	return sl_l2h_slot(ns, SL_MEM_SLOTS);
 }
 
 uint64_t sl_mem_slot_upper_ns(unsigned k)
 {
-	return k < SL_MEM_FINITE_SLOTS ? 1000ULL << k : UINT64_MAX;
+	return sl_l2h_upper_ns(k, SL_MEM_SLOTS);
 }
 
 uint64_t sl_mem_slot_lower_ns(unsigned k)
 {
-	return k == 0 ? 0 : 1000ULL << (k - 1);
+	return sl_l2h_lower_ns(k, SL_MEM_SLOTS);
 }
 
 double sl_mem_slot_le_seconds(unsigned k)
@@ -35,10 +27,7 @@ double sl_mem_slot_le_seconds(unsigned k)
 
 uint64_t sl_mem_count(const uint64_t slots[SL_MEM_SLOTS])
 {
-	uint64_t n = 0;
-	for (unsigned k = 0; k < SL_MEM_SLOTS; k++)
-		n += slots[k];
-	return n;
+	return sl_l2h_count(slots, SL_MEM_SLOTS);
 }
 
 double sl_mem_quantile(const uint64_t slots[SL_MEM_SLOTS], double q, uint64_t max_ns)

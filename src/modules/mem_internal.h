@@ -4,6 +4,7 @@
 #ifndef SANDLENS_MODULES_MEM_INTERNAL_H
 #define SANDLENS_MODULES_MEM_INTERNAL_H
 
+#include "common/snapref.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -50,7 +51,7 @@ struct mem_snap_series {
 };
 
 struct mem_snap {
-	_Atomic int refs;
+	struct sl_snap h; /* first: published through mp->snap (common/snapref.h) */
 	uint64_t time_mono_ns, interval_ns;
 	/* kernel counters read at the same tick (mem_stats) */
 	uint64_t stats[SL_MST_MAX];
@@ -67,8 +68,7 @@ struct mem_priv {
 	struct sl_module *m;
 	int ncpus;
 
-	pthread_mutex_t snap_lock;
-	struct mem_snap *snap;
+	struct sl_snapref snap; /* the published struct mem_snap */
 
 	/* self-metrics (atomics: read by API threads) */
 	_Atomic uint64_t truncated_total;     /* Σ truncated_count delivered */
@@ -87,9 +87,8 @@ struct mem_priv {
 	struct sl_mem_node *pcpu_node;
 };
 
-/* Snapshot references: get takes a reference under the publication lock
- * (held only for the pointer load and the increment); put drops it and
- * frees the snapshot with the last reference. */
+/* Snapshot references (common/snapref.h): get takes a reference (NULL
+ * before the first tick); put drops it and the last one frees. */
 struct mem_snap *mem_snap_get(struct mem_priv *mp);
 void mem_snap_put(struct mem_snap *s);
 /* Replace the published snapshot (poll-loop thread). */

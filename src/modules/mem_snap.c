@@ -52,31 +52,17 @@ const struct sl_prom_family sl_mem_families[MEM_NFAM] = {
 
 struct mem_snap *mem_snap_get(struct mem_priv *mp)
 {
-	struct mem_snap *s;
-
-	pthread_mutex_lock(&mp->snap_lock);
-	s = mp->snap;
-	if (s)
-		atomic_fetch_add(&s->refs, 1);
-	pthread_mutex_unlock(&mp->snap_lock);
-	return s;
+	return (struct mem_snap *)sl_snapref_get(&mp->snap);
 }
 
 void mem_snap_put(struct mem_snap *s)
 {
-	if (s && atomic_fetch_sub(&s->refs, 1) == 1)
-		free(s);
+	sl_snap_put(s ? &s->h : NULL);
 }
 
 void mem_snap_publish(struct mem_priv *mp, struct mem_snap *s)
 {
-	struct mem_snap *old;
-
-	pthread_mutex_lock(&mp->snap_lock);
-	old = mp->snap;
-	mp->snap = s;
-	pthread_mutex_unlock(&mp->snap_lock);
-	mem_snap_put(old);
+	sl_snapref_publish(&mp->snap, s ? &s->h : NULL);
 }
 
 /* ---------- /metrics ---------- */

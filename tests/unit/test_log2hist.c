@@ -12,6 +12,13 @@
 #include <cmocka.h>
 
 #include "common/log2hist.h"
+
+/* the BPF half, compiled here with the kernel's type names */
+#include <linux/types.h>
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+#include "../../bpf/log2hist.bpf.h"
 #include "common/snapref.h"
 #include "modules/mem_hist.h"
 #include "modules/sched_hist.h"
@@ -41,6 +48,27 @@ static void test_bounds(void **state)
 	}
 	assert_int_equal(sl_l2h_slot(5000, 1), 0);
 	assert_int_equal(sl_l2h_slot(5000, 0), 0);
+}
+
+/* The BPF arithmetic gives the same slot as the C one, for every slot
+ * count it allows, at and around every bound. */
+static void test_bpf_half(void **state)
+{
+	(void)state;
+	for (unsigned n = 2; n <= 34; n++) {
+		for (unsigned k = 0; k < n + 2 && k < 44; k++) {
+			uint64_t b = 1000ull << k;
+			for (int d = -2; d <= 2; d++) {
+				uint64_t v = b + (uint64_t)(int64_t)d;
+				assert_int_equal(sl_l2h_slot_bpf(v, n), sl_l2h_slot(v, n));
+			}
+		}
+		assert_int_equal(sl_l2h_slot_bpf(0, n), 0);
+		assert_int_equal(sl_l2h_slot_bpf(UINT64_MAX, n), n - 1);
+		uint64_t v = 1;
+		for (int i = 0; i < 20000; i++, v = v * 1.003 + 7)
+			assert_int_equal(sl_l2h_slot_bpf(v, n), sl_l2h_slot(v, n));
+	}
 }
 
 /* The same slots as the two layouts already in use. */
@@ -119,6 +147,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_bpf_half),
 		cmocka_unit_test(test_same_as_sched_mem),
 		cmocka_unit_test(test_quantile_delta),
 		cmocka_unit_test(test_snapref),
