@@ -215,7 +215,7 @@ BINDIR ?= $(PREFIX)/bin
 DOCDIR ?= $(PREFIX)/share/doc/sandlens
 DATADIR ?= $(PREFIX)/share/sandlens
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
-VERSION := $(shell sed -n 's/^\#define SANDLENS_VERSION "\(.*\)"/\1/p' src/agent/main.c)
+VERSION := $(shell sed -n 's/^\#define SANDLENS_VERSION "\(.*\)"/\1/p' src/common/version.h)
 DOCS := README.md $(wildcard docs/*.md)
 install: $(B)/sandlensd $(B)/sandlens
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR) \

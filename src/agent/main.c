@@ -3,6 +3,7 @@
  * the API, and runs the one poll loop until SIGINT/SIGTERM; SIGHUP re-reads
  * the configuration (reload.c). Tells a service manager (sd_notify) when it
  * is ready, reloading and stopping. */
+#include "common/version.h"
 #include "agent/agent.h"
 #include "agent/container_events.h"
 #include "agent/pressure_rt.h"
@@ -38,7 +39,6 @@
 #include <unistd.h>
 
 #define MOD "agent"
-#define SANDLENS_VERSION "0.1.0"
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {

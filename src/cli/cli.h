@@ -149,6 +149,11 @@ void cli_catch_signals(void);
 
 /* ---- format.c: tables for people ---- */
 
+/* Columns a table line may take (0: no limit), set by main() from
+ * cli_term_width() (term.c, commands.h): tables drop or cut columns to fit
+ * instead of letting the terminal wrap a line. */
+extern int cli_width;
+
 /* Every value the CLI prints in a table goes through one of these two: s
  * escaped for a terminal by sl_term_escape (src/common/detail.h: control
  * characters, C1, bidi overrides, invalid UTF-8, backslashes). */

@@ -19,6 +19,8 @@ static long long num(json_t *o, const char *k)
 	return (long long)json_integer_value(json_object_get(o, k));
 }
 
+int cli_width; /* cli.h */
+
 /* Ring of escaped copies handed out by cli_esc (the CLI is one thread). */
 #define ESC_RING 16
 static char *esc_ring[ESC_RING];
