@@ -137,7 +137,8 @@ static void print_opts(FILE *out, const struct cli_opt *opts)
 
 void cli_help_global(FILE *out)
 {
-	fprintf(out, "usage: sandlens [--api URL | --socket PATH] [--token-file FILE] <command> [options]\n"
+	fprintf(out, "usage: sandlens [--api URL | --socket PATH] [--token-file FILE]\n"
+		     "                <command> [options]\n"
 		     "\ncommands:\n");
 	for (const struct cli_command *c = cli_commands; c->name; c++) {
 		int n = fprintf(out, "  %-16s", c->name);

@@ -749,6 +749,63 @@ static void test_hostile_error_messages(void **state)
 	free(out);
 }
 
+/* `top` fits the width (cli_width): no line longer, the least important
+ * columns dropped first, the never-dropped ones kept; without a width all
+ * columns; the neighbours are the interval's (interval_wait_seconds), not
+ * the cumulative total. */
+static char *top_text(json_t *body, int width)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cli_width = width;
+	cli_print_top(f, body);
+	cli_width = 0;
+	fclose(f);
+	return buf;
+}
+
+static void test_top_fits_width(void **state)
+{
+	(void)state;
+	json_t *body = parse(
+		"{\"interval_seconds\":1.0,\"containers\":["
+		"{\"container_id\":\"aaaaaaaaaaaa1111\",\"runtime\":\"runc\",\"host\":false,"
+		"\"interval\":{\"waits_per_second\":120,\"wait_seconds\":0.5,\"p50_seconds\":0.001,"
+		"\"p90_seconds\":0.002,\"p99_seconds\":0.004,\"max_seconds\":0.01,\"runnable_wait_share\":0.25,"
+		"\"internal_seconds\":0.1,\"external_seconds\":0.4},\"throttling\":null,\"neighbours\":["
+		"{\"container_id\":\"cccccccccccc\",\"host\":false,\"wait_seconds\":99,\"interval_wait_seconds\":0},"
+		"{\"container_id\":\"bbbbbbbbbbbb\",\"host\":false,\"wait_seconds\":1,\"interval_wait_seconds\":0.3}]},"
+		"{\"container_id\":\"\",\"runtime\":\"host\",\"host\":true,"
+		"\"interval\":{\"waits_per_second\":5,\"wait_seconds\":0.01},\"neighbours\":[]}]}");
+	char *all = top_text(body, 0);
+	assert_non_null(strstr(all, "RUNTIME"));
+	assert_non_null(strstr(all, "THROTTLED"));
+	assert_non_null(strstr(all, "bbbbbbbbbbbb (300.00ms)")); /* the interval's wait */
+	assert_null(strstr(all, "cccccccccccc")); /* caused none in the interval (99 s in total) */
+	assert_non_null(strstr(all, "every figure is of this interval"));
+	for (int w = 40; w <= 160; w += 20) {
+		char *t = top_text(body, w);
+		for (const char *p = t; *p;) {
+			size_t ll = strcspn(p, "\n");
+			if (ll > (size_t)w)
+				fail_msg("width %d: a line of %zu: %.*s", w, ll, (int)ll, p);
+			p += ll + (p[ll] == '\n');
+		}
+		assert_non_null(strstr(t, "aaaaaaaaaaaa"));
+		if (w >= 80 && w < 140) { /* 139 columns hold them all */
+			assert_non_null(strstr(t, "P99"));
+			assert_non_null(strstr(t, "WAIT%"));
+			assert_null(strstr(t, "RUNTIME")); /* the first to go */
+		}
+		if (w == 100)
+			assert_non_null(strstr(t, "bbbbbbbbbbbb"));
+		free(t);
+	}
+	free(all);
+	json_decref(body);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -764,6 +821,7 @@ int main(void)
 		cmocka_unit_test(test_schema_fetch),
 		cmocka_unit_test(test_hostile_error_messages),
 		cmocka_unit_test(test_multibyte_alignment),
+		cmocka_unit_test(test_top_fits_width),
 	};
 	return cmocka_run_group_tests(tests, load_schema, free_schema);
 }
