@@ -291,6 +291,18 @@ static void test_exit_signal_truncated(void **state)
 		    "\"target_pid\":5,\"target_comm\":\"a\",\"truncated_count\":3}");
 	assert_string_equal(d, "SIGSEGV 5(a) -> 5(a) (+3 signals suppressed)");
 	free(d);
+	/* the OOM killer's SIGKILL (si_code SI_KERNEL): the kernel sent it, not
+	 * the task that happened to run (the allocating one) */
+	d = details("{" COMMON ",\"type\":\"signal\",\"signal\":9,\"si_code\":128,\"sender_kernel\":true,"
+		    "\"sender_pid\":1250,\"sender_comm\":\"hog\",\"target_pid\":1250,\"target_comm\":\"hog\","
+		    "\"truncated_count\":0}");
+	assert_string_equal(d, "SIGKILL kernel -> 1250(hog)");
+	free(d);
+	d = details("{" COMMON ",\"type\":\"signal\",\"signal\":9,\"si_code\":0,\"sender_kernel\":false,"
+		    "\"sender_pid\":7,\"sender_comm\":\"kill\",\"target_pid\":1250,\"target_comm\":\"hog\","
+		    "\"truncated_count\":0}");
+	assert_string_equal(d, "SIGKILL 7(kill) -> 1250(hog)");
+	free(d);
 }
 
 /* The templates print what the old formatter printed, over the shapes the
@@ -346,9 +358,11 @@ static void test_same_as_legacy(void **state)
 					}
 	for (size_t s = 0; s < sizeof(sigs) / sizeof(sigs[0]); s++)
 		for (int tc = 0; tc < 2; tc++)
-			same_as_legacy(json_pack("{s:s,s:i,s:i,s:s,s:i,s:s,s:i}", "type", "signal", "signal", sigs[s],
-						 "sender_pid", 5, "sender_comm", "a\x1b[b", "target_pid", 6,
-						 "target_comm", "kworker/0:1", "truncated_count", tc * 3));
+			for (int k = 0; k < 2; k++)
+				same_as_legacy(json_pack("{s:s,s:i,s:i,s:s,s:i,s:s,s:i,s:b}", "type", "signal", "signal",
+							 sigs[s], "sender_pid", 5, "sender_comm", "a\x1b[b", "target_pid",
+							 6, "target_comm", "kworker/0:1", "truncated_count", tc * 3,
+							 "sender_kernel", k));
 	static const char *const cids[] = {"", "4f3a2b1c0d9e8877665544", "abc"};
 	for (size_t v = 0; v < 3; v++)
 		for (size_t a = 0; a < 3; a++)
