@@ -99,6 +99,40 @@ static int any_takes_value(const char *arg)
 	return 0;
 }
 
+/* Before the command is known: does arg name an option of some command? */
+static int any_declares(const char *arg)
+{
+	const char *eq;
+	for (const struct cli_command *c = cli_commands; c->name; c++)
+		if (match(c->opts, arg, &eq))
+			return 1;
+	return 0;
+}
+
+/* The closest long option of any command or the globals ("--container"),
+ * for an option before the command that none declares; NULL if none is
+ * close. */
+static const char *suggest_any(const char *arg)
+{
+	static char out[80];
+	const char *names[256], *w = arg;
+	size_t n = 0;
+	char word[80];
+	for (const struct cli_opt *o = cli_global_opts; o->name && n < 256; o++)
+		names[n++] = o->name;
+	for (const struct cli_command *c = cli_commands; c->name; c++)
+		for (const struct cli_opt *o = c->opts; o && o->name && n < 256; o++)
+			names[n++] = o->name;
+	while (*w == '-')
+		w++;
+	snprintf(word, sizeof(word), "%.*s", (int)strcspn(w, "="), w);
+	const char *s = cli_suggest(word, names, n);
+	if (!s)
+		return NULL;
+	snprintf(out, sizeof(out), "--%s", s);
+	return out;
+}
+
 static int is_option(const char *a)
 {
 	return a[0] == '-' && a[1]; /* "-" alone is a value (stdout) */
@@ -159,6 +193,13 @@ int cli_parse(int argc, char **argv, struct cli_run *r, int *action)
 				return cli_usage_error(NULL, "unknown command '%s'", a);
 			}
 			continue;
+		}
+		if (!cmd && dashdash < 0 && is_option(a) && !any_declares(a)) {
+			const char *s = suggest_any(a);
+			free(rest);
+			if (s)
+				return cli_usage_error(NULL, "unknown option '%s' (did you mean %s?)", a, s);
+			return cli_usage_error(NULL, "unknown option '%s'", a);
 		}
 		rest[nrest++] = argv[i];
 		if (dashdash < 0 && is_option(a) && i + 1 < argc &&

@@ -44,6 +44,7 @@ typo "'events'?" evnts
 typo "'status'?" stauts
 typo "'top'?" tpo
 typo "--container?" events --contianer abc
+typo "--container?" --contianer abc events
 typo "--follow?" top --folow
 typo "--json?" containers --jsno
 typo "--duration?" profile --pid 1 --duraton 1s -o x.svg

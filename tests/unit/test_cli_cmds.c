@@ -141,6 +141,12 @@ static void test_parse_options(void **state)
 	assert_int_equal(parse(&r, &act, "events", "--json=1", NULL), CLI_USAGE);
 	assert_int_equal(parse(&r, &act, "profile", "--json", NULL), CLI_USAGE);
 	assert_int_equal(parse(&r, &act, "frobnicate", NULL), CLI_USAGE);
+	/* an option before the command that no command declares: refused at
+	 * once (its value is not taken for the command) */
+	assert_int_equal(parse(&r, &act, "--contianer", "x", "events", NULL), CLI_USAGE);
+	assert_string_equal(suggest_any("--contianer"), "--container");
+	assert_string_equal(suggest_any("--duraton=5s"), "--duration");
+	assert_null(suggest_any("--colour"));
 	assert_int_equal(parse(&r, &act, NULL), CLI_USAGE);
 
 	/* help and version */
