@@ -300,6 +300,8 @@ void cli_print_status(FILE *out, json_t *h, const char *metrics)
 {
 	json_t *up = json_object_get(h, "uptime_seconds");
 	fprintf(out, "status: %s", *str(h, "status") ? cli_esc(str(h, "status")) : "?");
+	if (*str(h, "version"))
+		fprintf(out, "   version: %s", cli_esc(str(h, "version")));
 	if (json_is_number(up))
 		fprintf(out, "   uptime: %.0fs", json_number_value(up));
 	if (json_is_boolean(json_object_get(h, "attribution")))

@@ -18,7 +18,8 @@ sl_wait_events "type=exec&limit=100" '[.[] | select(.runtime == "host")]' 20 >/d
 
 ver=$(curl -sf "$SL_API/healthz" | jq -r .version)
 assert_eq "/healthz version" "$("$SL_BUILD/sandlens" --version)" "sandlens $ver"
-echo "ok - /healthz version $ver = sandlens --version"
+sl_cli status | head -1 | grep -q "version: $ver " || fail "sandlens status does not show the agent's version: $(sl_cli status | head -1)"
+echo "ok - /healthz version $ver = sandlens --version (sandlens status shows it)"
 
 longest() { awk '{ n = length($0); if (n > m) m = n } END { print m + 0 }'; }
 sleep 2 # a sched interval with the host's waits
