@@ -53,7 +53,7 @@ DEPFLAGS = -MMD -MP -MF $@.d -MT $@
 
 .SECONDARY:
 .PHONY: all deps deps-test run test check unit integration clean bench proto fuzz check-names install uninstall deb
-all: $(B)/sandlensd $(B)/sandlens $(UNIT_BINS) $(HELPER_BINS) check-names
+all: $(B)/sandlensd $(B)/sandlens $(B)/doc/sandlens.1 $(B)/doc/sandlens.bash $(UNIT_BINS) $(HELPER_BINS) check-names
 
 # The module contract: no file outside a module's own and the registry
 # names a module (src/agent/module.h). After the objects: its symbol rule
@@ -104,6 +104,15 @@ $(B)/sandlensd: $(B)/obj/agent/main.o $(B)/libsandlens.a $(B)/libslcommon.a
 CLI_LDLIBS := $(shell pkg-config --libs libcurl jansson)
 $(B)/sandlens: $(CLI_OBJS) $(B)/libslcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(CLI_LDLIBS)
+
+# The man page and the bash completion, generated from the CLI's command
+# table (src/cli/commands.c) by the CLI itself: one source for both.
+$(B)/doc/sandlens.1: $(B)/sandlens
+	@mkdir -p $(@D)
+	$(B)/sandlens man > $@.tmp && mv $@.tmp $@
+$(B)/doc/sandlens.bash: $(B)/sandlens
+	@mkdir -p $(@D)
+	$(B)/sandlens completion bash > $@.tmp && mv $@.tmp $@
 
 $(B)/tests/%: tests/unit/%.c $(B)/libsandlens.a $(B)/libslcommon.a
 	@mkdir -p $(@D)
@@ -215,11 +224,16 @@ BINDIR ?= $(PREFIX)/bin
 DOCDIR ?= $(PREFIX)/share/doc/sandlens
 DATADIR ?= $(PREFIX)/share/sandlens
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
-VERSION := $(shell sed -n 's/^\#define SANDLENS_VERSION "\(.*\)"/\1/p' src/agent/main.c)
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+VERSION := $(shell sed -n 's/^\#define SANDLENS_VERSION "\(.*\)"/\1/p' src/common/version.h)
 DOCS := README.md $(wildcard docs/*.md)
-install: $(B)/sandlensd $(B)/sandlens
+install: $(B)/sandlensd $(B)/sandlens $(B)/doc/sandlens.1 $(B)/doc/sandlens.bash
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR) \
-		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSCONFDIR)/sandlens
+		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSCONFDIR)/sandlens $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(BASHCOMPDIR)
+	install -m 0644 $(B)/doc/sandlens.1 $(DESTDIR)$(MANDIR)/man1/sandlens.1
+	install -m 0644 $(B)/doc/sandlens.bash $(DESTDIR)$(BASHCOMPDIR)/sandlens
 	install -m 0755 $(B)/sandlensd $(DESTDIR)$(SBINDIR)/sandlensd
 	install -m 0755 $(B)/sandlens $(DESTDIR)$(BINDIR)/sandlens
 	sed -e 's|^ExecStart=/usr/sbin/|ExecStart=$(SBINDIR)/|' -e 's|--config /etc/|--config $(SYSCONFDIR)/|' \
@@ -233,7 +247,8 @@ install: $(B)/sandlensd $(B)/sandlens
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/sandlensd $(DESTDIR)$(BINDIR)/sandlens \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/sandlensd.service $(DESTDIR)$(DATADIR)/sandlensd.yaml
+		$(DESTDIR)$(SYSTEMDUNITDIR)/sandlensd.service $(DESTDIR)$(DATADIR)/sandlensd.yaml \
+		$(DESTDIR)$(MANDIR)/man1/sandlens.1 $(DESTDIR)$(BASHCOMPDIR)/sandlens
 	rm -rf $(DESTDIR)$(DOCDIR)
 	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
 	@echo "uninstall: $(DESTDIR)$(SYSCONFDIR)/sandlens/sandlensd.yaml and /var/lib/sandlens are left in place"
@@ -243,7 +258,7 @@ uninstall:
 DEB_ARCH = $(shell dpkg --print-architecture)
 DEB_STAGE = $(abspath $(B))/deb
 DEB := $(B)/sandlens_$(VERSION)_$(DEB_ARCH).deb
-deb: $(B)/sandlensd $(B)/sandlens
+deb: $(B)/sandlensd $(B)/sandlens $(B)/doc/sandlens.1 $(B)/doc/sandlens.bash
 	rm -rf $(DEB_STAGE) && mkdir -p $(DEB_STAGE)/root/DEBIAN $(DEB_STAGE)/debian
 	$(MAKE) --no-print-directory install DESTDIR=$(DEB_STAGE)/root PREFIX=/usr SYSCONFDIR=/etc \
 		SYSTEMDUNITDIR=/lib/systemd/system

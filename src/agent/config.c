@@ -1089,6 +1089,21 @@ static int value_equal(enum kind kind, const void *a, const void *b, size_t size
 	return memcmp(a, b, size) == 0;
 }
 
+int sl_config_duration_key(size_t i, const char **name, const char **plain_unit)
+{
+	for (size_t k = 0, n = 0; k < NKEYS; k++) {
+		int s = keys[k].kind == K_DURATION || keys[k].kind == K_TICK, ns = keys[k].kind == K_DURATION_NS;
+		if (!s && !ns)
+			continue;
+		if (n++ == i) {
+			*name = keys[k].name;
+			*plain_unit = s ? "s" : "ns";
+			return 0;
+		}
+	}
+	return -1;
+}
+
 int sl_config_diff(const struct sl_config *a, const struct sl_config *b, sl_config_diff_fn fn, void *arg)
 {
 	int n = 0;

@@ -173,6 +173,13 @@ int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errl
 int sl_config_load_buf(struct sl_config *c, const char *name, const char *buf, size_t len,
 		       char *err, size_t errlen);
 
+/* The agent's own duration keys (not the modules'), for the docs test
+ * (tests/unit/test_config_doc.c): the i-th one's dotted name and the unit
+ * of a plain number in it ("s": sl_parse_duration_s; "ns":
+ * sl_parse_duration_ns, src/common/units.h). Returns 0, or -1 past the
+ * last. */
+int sl_config_duration_key(size_t i, const char **name, const char **plain_unit);
+
 struct sl_cfg_key;
 /* Called by sl_config_diff for one key that differs: key is its dotted
  * name ("store.max_age", "proc.exec_rate", "proc.enabled"); module is the

@@ -1,6 +1,7 @@
 /* GET /healthz body (docs/API.md "GET /healthz"): every module of the
  * registry with its declared hooks, the store, pressure. API threads: reads
  * what init wrote before the API started. */
+#include "common/version.h"
 #include "agent/agent.h"
 #include "agent/pressure_rt.h"
 #include "export/exporter.h"
@@ -83,6 +84,7 @@ json_t *sl_agent_health_json(struct sl_agent *a)
 	int store_ok = sst && !strcmp(sst, "ok");
 	json_object_set_new(root, "status", json_string(!ok ? "failed" : store_ok ? "ok" : "degraded"));
 	json_object_set_new(root, "store", store);
+	json_object_set_new(root, "version", json_string(SANDLENS_VERSION));
 	json_object_set_new(root, "uptime_seconds", json_real((double)(sl_mono_ns() - a->start_mono_ns) / 1e9));
 	json_object_set_new(root, "attribution", json_boolean(a->attr != NULL));
 	json_object_set_new(root, "cgroup_v2_mount", json_string(a->mounts.v2));

@@ -3,6 +3,7 @@
  * the API, and runs the one poll loop until SIGINT/SIGTERM; SIGHUP re-reads
  * the configuration (reload.c). Tells a service manager (sd_notify) when it
  * is ready, reloading and stopping. */
+#include "common/version.h"
 #include "agent/agent.h"
 #include "agent/container_events.h"
 #include "agent/pressure_rt.h"
@@ -38,7 +39,6 @@
 #include <unistd.h>
 
 #define MOD "agent"
-#define SANDLENS_VERSION "0.1.0"
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -395,6 +395,49 @@ static int poll_loop(struct sl_agent *a, const char *config_path)
 	return 0;
 }
 
+/* The capabilities docs/DEPLOY.md "Capabilities" lists for running as a
+ * user other than root (the systemd unit's AmbientCapabilities), with their
+ * numbers (linux/capability.h). */
+static const struct {
+	const char *name;
+	int bit;
+} deploy_caps[] = {
+	{"CAP_BPF", 39}, {"CAP_PERFMON", 38}, {"CAP_DAC_READ_SEARCH", 2}, {"CAP_SYS_PTRACE", 19}, {"CAP_SYSLOG", 34},
+};
+
+/* Not root: which of deploy_caps the effective set (CapEff of
+ * /proc/self/status) lacks: a warning naming them, else one info line. */
+static void report_nonroot_caps(void)
+{
+	unsigned long long eff = 0;
+	int have = 0;
+	char line[256], missing[160] = "";
+	FILE *f = fopen("/proc/self/status", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			have = 1;
+	if (f)
+		fclose(f);
+	for (size_t i = 0; have && i < sizeof(deploy_caps) / sizeof(deploy_caps[0]); i++)
+		if (!(eff >> deploy_caps[i].bit & 1))
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
+				 missing[0] ? " " : "", deploy_caps[i].name);
+	if (!have)
+		sl_warn(MOD, "not running as root (uid %u) and the effective capabilities are unknown: "
+			     "needs CAP_BPF CAP_PERFMON CAP_DAC_READ_SEARCH CAP_SYS_PTRACE CAP_SYSLOG "
+			     "(docs/DEPLOY.md \"Capabilities\")",
+			(unsigned)geteuid());
+	else if (missing[0])
+		sl_warn(MOD, "not running as root (uid %u) and without %s: see docs/DEPLOY.md \"Capabilities\" "
+			     "for what each is for (the unit grants CAP_BPF CAP_PERFMON CAP_DAC_READ_SEARCH "
+			     "CAP_SYS_PTRACE CAP_SYSLOG)",
+			(unsigned)geteuid(), missing);
+	else
+		sl_info(MOD, "not running as root (uid %u): CAP_BPF CAP_PERFMON CAP_DAC_READ_SEARCH CAP_SYS_PTRACE "
+			     "CAP_SYSLOG are effective (docs/DEPLOY.md \"Capabilities\")",
+			(unsigned)geteuid());
+}
+
 int main(int argc, char **argv)
 {
 	static struct sl_agent agent; /* large; zero-initialised */
@@ -472,8 +515,7 @@ int main(int argc, char **argv)
 	sl_log_set_level(a->cfg.log_level);
 	libbpf_set_print(libbpf_log);
 	if (geteuid() != 0)
-		sl_info(MOD, "not running as root (uid %u): needs CAP_BPF, CAP_PERFMON, CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE (docs/DEPLOY.md)",
-			(unsigned)geteuid());
+		report_nonroot_caps();
 
 	/* SIGINT/SIGTERM go to the poll loop's signalfd; every thread started
 	 * after this inherits the mask. */

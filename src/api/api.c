@@ -288,16 +288,25 @@ static void h_workload_stats(struct sl_api *api, const struct sl_api_param *p, s
 static const struct route {
 	const char *path;
 	handler_fn fn; /* a path ending in '/' matches every URL it begins */
+	const char *doc; /* what it serves, as docs/API.md names it (NULL: path) */
 } routes[] = {
-	{"/healthz", h_healthz},
-	{"/metrics", sl_api_h_metrics},
-	{"/api/v1/events", h_events},
-	{"/api/v1/containers", h_containers},
-	{"/api/v1/schema/events", h_schema},
-	{"/api/v1/series", h_series},
-	{"/api/v1/workloads", h_workloads},
-	{"/api/v1/workloads/", h_workload_stats},
+	{"/healthz", h_healthz, NULL},
+	{"/metrics", sl_api_h_metrics, NULL},
+	{"/api/v1/events", h_events, NULL},
+	{"/api/v1/containers", h_containers, NULL},
+	{"/api/v1/schema/events", h_schema, NULL},
+	{"/api/v1/series", h_series, NULL},
+	{"/api/v1/workloads", h_workloads, NULL},
+	{"/api/v1/workloads/", h_workload_stats, "/api/v1/workloads/{id}/stats"},
 };
+
+void sl_api_routes(void (*cb)(const char *method, const char *path, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		cb("GET", routes[i].doc ? routes[i].doc : routes[i].path, ctx);
+	cb("GET", SL_API_WATCH_PATH, ctx);
+	sl_api_tasks_routes(cb, ctx);
+}
 
 /* ---- MHD glue ---- */
 

@@ -60,6 +60,15 @@ int sl_api_tcp_port(const struct sl_api *api);
 /* The API's own counters as Prometheus text (sandlens_api_*: connections
  * closed by the header deadline or the per-client budget, 403 answers,
  * events sent without argv), process-wide; sl_agent_write_metrics_to calls it. */
+/* Every route the agent's own tables serve, as docs/API.md names them:
+ * cb(method, path) for the fixed routes (GET; a prefix route as its
+ * documented form, "/api/v1/workloads/{id}/stats"), the event stream and
+ * the task routes ("POST", "/api/v1/tasks"; "{id}" for a task id). Module
+ * views (/api/v1/<module><path>) are not included: they come from the
+ * registry (struct sl_api_view). For tests/unit/test_api_routes.c, which
+ * checks that docs/API.md lists each. */
+void sl_api_routes(void (*cb)(const char *method, const char *path, void *ctx), void *ctx);
+
 struct sl_prom;
 void sl_api_write_metrics(struct sl_prom *p);
 

@@ -24,6 +24,16 @@ int sl_api_tasks_match(const char *url)
 	       (!strncmp(url, PREFIX, pl) && (url[pl] == 0 || url[pl] == '/'));
 }
 
+void sl_api_tasks_routes(void (*cb)(const char *method, const char *path, void *ctx), void *ctx)
+{
+	cb("GET", "/api/v1/capabilities", ctx);
+	cb("GET", PREFIX, ctx);
+	cb("POST", PREFIX, ctx);
+	cb("GET", PREFIX "/{id}", ctx);
+	cb("DELETE", PREFIX "/{id}", ctx);
+	cb("GET", PREFIX "/{id}/result", ctx);
+}
+
 int sl_api_tasks_split(const char *url, char *id, size_t idlen, int *result)
 {
 	size_t pl = strlen(PREFIX);

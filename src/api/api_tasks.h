@@ -34,6 +34,10 @@ struct sl_agent;
 /* 1 when url is one of the task routes above (with or without suffix). */
 int sl_api_tasks_match(const char *url);
 
+/* cb(method, path) for each task route sl_api_tasks_request answers
+ * ("{id}" stands for a task id); see sl_api_routes (api.h). */
+void sl_api_tasks_routes(void (*cb)(const char *method, const char *path, void *ctx), void *ctx);
+
 /* The MHD access handler for a task route (same contract as
  * MHD_AccessHandlerCallback; *con_cls holds the POST body being read). */
 enum MHD_Result sl_api_tasks_request(struct sl_agent *a, struct MHD_Connection *c, const char *url,

@@ -149,12 +149,21 @@ void cli_catch_signals(void);
 
 /* ---- format.c: tables for people ---- */
 
+/* Columns a table line may take (0: no limit), set by main() from
+ * cli_term_width() (term.c, commands.h): tables drop or cut columns to fit
+ * instead of letting the terminal wrap a line. */
+extern int cli_width;
+
 /* Every value the CLI prints in a table goes through one of these two: s
  * escaped for a terminal by sl_term_escape (src/common/detail.h: control
  * characters, C1, bidi overrides, invalid UTF-8, backslashes). */
 /* Writes s (already escaped) and pads it with spaces to width code points
  * (not bytes: no wcwidth, an escape counts as its length). */
 void cli_put_padded(FILE *out, const char *s, int width);
+/* Writes text (lines ending in '\n', already escaped) with each line cut
+ * to width code points (width <= 0: whole), the last three of a cut line
+ * "..." (width > 3). */
+void cli_put_lines(FILE *out, const char *text, int width);
 /* Writes s (NULL = "") escaped to out. */
 void cli_put_safe(FILE *out, const char *s);
 /* s (NULL = "") escaped, in a buffer that stays valid for the next 15
@@ -175,7 +184,8 @@ struct cli_schema; /* src/cli/schema.h */
  * Escaped. malloc'd; NULL when out of memory. */
 char *cli_event_details(const struct cli_schema *s, json_t *ev);
 
-/* The events table: header and one row, TYPE as wide as s->type_width. */
+/* The events table: header and one row, TYPE as wide as s->type_width;
+ * with cli_width set, a row is cut to it (DETAILS last, "..."). */
 void cli_print_event_header(FILE *out, const struct cli_schema *s);
 void cli_print_event_row(FILE *out, const struct cli_schema *s, json_t *ev);
 void cli_print_containers(FILE *out, json_t *containers);

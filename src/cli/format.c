@@ -19,6 +19,8 @@ static long long num(json_t *o, const char *k)
 	return (long long)json_integer_value(json_object_get(o, k));
 }
 
+int cli_width; /* cli.h */
+
 /* Ring of escaped copies handed out by cli_esc (the CLI is one thread). */
 #define ESC_RING 16
 static char *esc_ring[ESC_RING];
@@ -59,6 +61,33 @@ void cli_put_padded(FILE *out, const char *s, int width)
 	fputs(s, out);
 	for (size_t n = cli_cps(s); n < (size_t)(width > 0 ? width : 0); n++)
 		fputc(' ', out);
+}
+
+/* byte offset of code point number cp of p[0..ll) (ll when fewer) */
+static size_t cp_offset(const char *p, size_t ll, size_t cp)
+{
+	size_t n = 0, i;
+	for (i = 0; i < ll; i++)
+		if (((unsigned char)p[i] & 0xc0) != 0x80 && n++ == cp)
+			break;
+	return i;
+}
+
+void cli_put_lines(FILE *out, const char *text, int width)
+{
+	for (const char *p = text; *p;) {
+		size_t ll = strcspn(p, "\n");
+		if (width > 3 && cp_offset(p, ll, (size_t)width) < ll) {
+			fwrite(p, 1, cp_offset(p, ll, (size_t)width - 3), out); /* cut: "..." says so */
+			fputs("...", out);
+		} else {
+			fwrite(p, 1, width > 0 ? cp_offset(p, ll, (size_t)width) : ll, out);
+		}
+		fputc('\n', out);
+		p += ll;
+		if (*p == '\n')
+			p++;
+	}
 }
 
 void cli_short_time(const char *t, char *buf, size_t len)
@@ -139,11 +168,32 @@ char *cli_event_details(const struct cli_schema *s, json_t *ev)
 
 void cli_print_event_header(FILE *out, const struct cli_schema *s)
 {
-	fprintf(out, "%-24s %-*s %-12s %7s %-16s %s\n", "TIME", s->type_width, "TYPE", "CONTAINER", "PID", "COMM",
-		"DETAILS");
+	char h[160];
+	snprintf(h, sizeof(h), "%-24s %-*s %-12s %7s %-16s %s\n", "TIME", s->type_width, "TYPE", "CONTAINER", "PID",
+		 "COMM", "DETAILS");
+	cli_put_lines(out, h, cli_width);
 }
 
+static void event_row(FILE *out, const struct cli_schema *s, json_t *ev);
+
 void cli_print_event_row(FILE *out, const struct cli_schema *s, json_t *ev)
+{
+	if (cli_width <= 0) {
+		event_row(out, s, ev);
+		return;
+	}
+	char *buf = NULL; /* DETAILS cut to the width (with "...") */
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		return;
+	event_row(m, s, ev);
+	if (fclose(m) == 0)
+		cli_put_lines(out, buf, cli_width);
+	free(buf);
+}
+
+static void event_row(FILE *out, const struct cli_schema *s, json_t *ev)
 {
 	char t[64], c[64], pid[24];
 	cli_short_time(str(ev, "time"), t, sizeof(t));
@@ -250,6 +300,8 @@ void cli_print_status(FILE *out, json_t *h, const char *metrics)
 {
 	json_t *up = json_object_get(h, "uptime_seconds");
 	fprintf(out, "status: %s", *str(h, "status") ? cli_esc(str(h, "status")) : "?");
+	if (*str(h, "version"))
+		fprintf(out, "   version: %s", cli_esc(str(h, "version")));
 	if (json_is_number(up))
 		fprintf(out, "   uptime: %.0fs", json_number_value(up));
 	if (json_is_boolean(json_object_get(h, "attribution")))

@@ -1,6 +1,7 @@
 /* `sandlens profile`: create a profile task, follow it, fetch the result in
  * the format the output file's extension names, write the file. */
 #include "cli/tasks.h"
+#include "cli/commands.h"
 #include "common/prof_format.h"
 #include "common/units.h"
 
@@ -99,57 +100,56 @@ static int write_file(const char *path, const char *buf, size_t len)
 	return -e;
 }
 
-int cli_profile_main(struct cli_conn *c, int argc, char **argv, volatile sig_atomic_t *stop)
+/* -o -: the profile goes to standard output as folded text (one stack a
+ * line: what flamegraph.pl and inferno read from a pipe); the summary line
+ * then goes to stderr. */
+#define STDOUT_FORMAT_PATH "-.folded"
+
+/* The result to standard output: 0 or -errno (EPIPE for a closed pipe). */
+static int write_stdout(const char *buf, size_t len)
+{
+	if (len && fwrite(buf, 1, len, stdout) != len)
+		return -(errno ? errno : EIO);
+	if (fflush(stdout))
+		return -(errno ? errno : EIO);
+	return 0;
+}
+
+int cli_profile_main(struct cli_conn *c, const struct cli_run *cr, volatile sig_atomic_t *stop)
 {
 	json_t *body = json_object();
-	const char *out = NULL;
+	const char *out = cli_opt(cr, "output"), *v;
 	uint64_t ns = 10000000000ull;
 	long hz = 0, min_us = -1;
-	int off = 0;
+	int off = cli_flag(cr, "off-cpu");
 
 #define USAGE(...) do { fprintf(stderr, "sandlens: profile: " __VA_ARGS__); fputc('\n', stderr); \
 		json_decref(body); return CLI_USAGE; } while (0)
-	for (int i = 0; i < argc;) {
-		int t = cli_task_target_opt(argc, argv, &i, body);
-		if (t < 0) {
-			json_decref(body);
-			return CLI_USAGE;
-		}
-		if (t)
-			continue;
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--off-cpu")) {
-			off = 1;
-			i++;
-			continue;
-		}
-		if (!v)
-			USAGE("unknown or incomplete option '%s'", a);
-		if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			out = v;
-		} else if (!strcmp(a, "--duration")) {
-			if (sl_parse_duration_ns(v, &ns) || ns < 1000000 || !strpbrk(v, "smh"))
-				USAGE("--duration: '%s' is not a duration like 10s or 2m", v);
-		} else if (!strcmp(a, "--hz")) {
-			char *end;
-			hz = strtol(v, &end, 10);
-			if (!*v || *end || hz <= 0)
-				USAGE("--hz: '%s' is not a positive frequency", v);
-		} else if (!strcmp(a, "--min-off-cpu-us")) {
-			char *end;
-			min_us = strtol(v, &end, 10);
-			if (!*v || *end || min_us < 0)
-				USAGE("--min-off-cpu-us: '%s' is not a number of microseconds", v);
-		} else {
-			USAGE("unknown option '%s'", a);
-		}
-		i += 2;
+	int t = cli_task_target(cr, body);
+	if (t < 0) {
+		json_decref(body);
+		return CLI_USAGE;
 	}
-	if (!json_object_get(body, "target"))
+	if ((v = cli_opt(cr, "duration")) && cli_parse_task_duration(v, &ns))
+		USAGE("--duration: '%s' is not a duration like 10s or 2m", v);
+	if ((v = cli_opt(cr, "hz"))) {
+		char *end;
+		hz = strtol(v, &end, 10);
+		if (!*v || *end || hz <= 0)
+			USAGE("--hz: '%s' is not a positive frequency", v);
+	}
+	if ((v = cli_opt(cr, "min-off-cpu-us"))) {
+		char *end;
+		min_us = strtol(v, &end, 10);
+		if (!*v || *end || min_us < 0)
+			USAGE("--min-off-cpu-us: '%s' is not a number of microseconds", v);
+	}
+	if (!t)
 		USAGE("give a target: --container ID, --pod UID, --pid N or --tid N");
 	if (!out)
-		USAGE("give the output file: -o FILE (.svg, .pb.gz, .folded or .json)");
-	int fmt = sl_prof_format_from_path(out);
+		USAGE("give the output file: -o FILE (.svg, .pb.gz, .folded or .json), or -o - for folded text on standard output");
+	int to_stdout = !strcmp(out, "-");
+	int fmt = sl_prof_format_from_path(to_stdout ? STDOUT_FORMAT_PATH : out);
 	if (fmt < 0)
 		USAGE("cannot tell the format of '%s' from its extension (.svg, .pb.gz, .folded, .json)", out);
 	if (hz && off)
@@ -184,7 +184,7 @@ int cli_profile_main(struct cli_conn *c, int argc, char **argv, volatile sig_ato
 		json_decref(final);
 		return rc;
 	}
-	int w = write_file(out, r.body ? r.body : "", r.len);
+	int w = to_stdout ? write_stdout(r.body ? r.body : "", r.len) : write_file(out, r.body ? r.body : "", r.len);
 	if (w) {
 		fprintf(stderr, "sandlens: writing %s: %s\n", out, strerror(-w));
 		cli_resp_free(&r);
@@ -194,14 +194,16 @@ int cli_profile_main(struct cli_conn *c, int argc, char **argv, volatile sig_ato
 	json_t *res = json_object_get(final, "result");
 	json_t *top = json_array_get(json_object_get(res, "top_user_leaves"), 0);
 	long long total = (long long)json_integer_value(json_object_get(res, "total_count"));
-	printf("wrote %s (%s, %zu bytes): task %s, %lld %s, %.3f s", out, sl_prof_format_name(fmt), r.len, cli_esc(id), total,
+	/* the summary goes to stderr when the profile itself is on stdout */
+	FILE *so = to_stdout ? stderr : stdout;
+	fprintf(so, "wrote %s (%s, %zu bytes): task %s, %lld %s, %.3f s", to_stdout ? "standard output" : out, sl_prof_format_name(fmt), r.len, cli_esc(id), total,
 	       off ? "off-CPU intervals" : "samples", (double)json_integer_value(json_object_get(res, "total_ns")) / 1e9);
 	if (top && total > 0) {
-		printf(", hottest: ");
-		cli_put_safe(stdout, json_string_value(json_object_get(top, "function")) ?: "?");
-		printf(" (%.0f%%)", 100.0 * (double)json_integer_value(json_object_get(top, "count")) / (double)total);
+		fprintf(so, ", hottest: ");
+		cli_put_safe(so, json_string_value(json_object_get(top, "function")) ?: "?");
+		fprintf(so, " (%.0f%%)", 100.0 * (double)json_integer_value(json_object_get(top, "count")) / (double)total);
 	}
-	putchar('\n');
+	fputc('\n', so);
 	cli_resp_free(&r);
 	json_decref(final);
 	return CLI_OK;

@@ -1,6 +1,7 @@
 /* Task commands of the CLI (tasks.h): dispatch, running a task through its
  * follow stream, `sandlens tasks`, `sandlens syscall-errors`. */
 #include "cli/tasks.h"
+#include "cli/commands.h"
 #include "common/units.h"
 
 #include <errno.h>
@@ -91,30 +92,23 @@ int cli_task_run(struct cli_conn *c, json_t *body, long timeout_s,
 	return CLI_OK;
 }
 
-int cli_task_target_opt(int argc, char **argv, int *i, json_t *body)
+int cli_task_target(const struct cli_run *r, json_t *body)
 {
 	static const char *const keys[] = {"container", "pod", "pid", "tid"};
-	const char *a = argv[*i];
 	for (size_t k = 0; k < 4; k++) {
-		char opt[16];
-		snprintf(opt, sizeof(opt), "--%s", keys[k]);
-		if (strcmp(a, opt))
+		const char *v = cli_opt(r, keys[k]);
+		if (!v)
 			continue;
-		if (*i + 1 >= argc) {
-			fprintf(stderr, "sandlens: %s needs a value\n", opt);
-			return -1;
-		}
 		if (json_object_get(body, "target")) {
 			fprintf(stderr, "sandlens: give one target (--container, --pod, --pid or --tid)\n");
 			return -1;
 		}
-		const char *v = argv[++*i];
 		json_t *val;
 		if (k >= 2) {
 			char *end;
 			long n = strtol(v, &end, 10);
 			if (!*v || *end || n <= 0) {
-				fprintf(stderr, "sandlens: %s: '%s' is not a process id\n", opt, v);
+				fprintf(stderr, "sandlens: --%s: '%s' is not a process id\n", keys[k], v);
 				return -1;
 			}
 			val = json_integer(n);
@@ -122,10 +116,8 @@ int cli_task_target_opt(int argc, char **argv, int *i, json_t *body)
 			val = json_string(v);
 		}
 		json_object_set_new(body, "target", json_pack("{s:o}", keys[k], val));
-		(*i)++;
-		return 1;
 	}
-	return 0;
+	return json_object_get(body, "target") ? 1 : 0;
 }
 
 /* ---- tasks ---- */
@@ -251,33 +243,22 @@ static void progress_dot(json_t *rec, void *ctx)
 			(long long)json_integer_value(json_object_get(p, "matched")));
 }
 
-static int cmd_syscall_errors(struct cli_conn *c, int argc, char **argv, int json)
+static int cmd_syscall_errors(struct cli_conn *c, const struct cli_run *r, int json)
 {
 	json_t *body = json_pack("{s:s}", "type", "trace_syscall_errors");
 	uint64_t ns = 5000000000ull;
-	for (int i = 0; i < argc;) {
-		int t = cli_task_target_opt(argc, argv, &i, body);
-		if (t < 0) {
-			json_decref(body);
-			return CLI_USAGE;
-		}
-		if (t)
-			continue;
-		if (!strcmp(argv[i], "--duration") && i + 1 < argc) {
-			if (sl_parse_duration_ns(argv[i + 1], &ns) || ns < 1000000 ||
-			    !strpbrk(argv[i + 1], "smh")) {
-				fprintf(stderr, "sandlens: --duration: '%s' is not a duration like 5s or 2m\n", argv[i + 1]);
-				json_decref(body);
-				return CLI_USAGE;
-			}
-			i += 2;
-			continue;
-		}
-		fprintf(stderr, "sandlens: syscall-errors: unknown or incomplete option '%s'\n", argv[i]);
+	const char *d = cli_opt(r, "duration");
+	int t = cli_task_target(r, body);
+	if (t < 0) {
 		json_decref(body);
 		return CLI_USAGE;
 	}
-	if (!json_object_get(body, "target")) {
+	if (d && cli_parse_task_duration(d, &ns)) {
+		fprintf(stderr, "sandlens: --duration: '%s' is not a duration like 5s or 2m\n", d);
+		json_decref(body);
+		return CLI_USAGE;
+	}
+	if (!t) {
 		fprintf(stderr, "sandlens: syscall-errors needs --container ID, --pod UID, --pid N or --tid N\n");
 		json_decref(body);
 		return CLI_USAGE;
@@ -320,87 +301,37 @@ static int cmd_syscall_errors(struct cli_conn *c, int argc, char **argv, int jso
 	return CLI_OK;
 }
 
-/* ---- dispatch ---- */
+/* ---- handlers (commands.h) ---- */
 
-static void usage(void)
+int cli_parse_task_duration(const char *v, uint64_t *ns)
 {
-	printf("usage:\n"
-	       "  sandlens [--api URL | --socket PATH] profile (--container ID | --pod UID | --pid N | --tid N)\n"
-	       "           [--duration 10s] [--hz 99] [--off-cpu [--min-off-cpu-us N]] -o FILE\n"
-	       "           FILE's extension picks the format: .svg .pb.gz .folded .json\n"
-	       "  sandlens [--api URL | --socket PATH] tasks [list | show ID | stop ID] [--json]\n"
-	       "  sandlens [--api URL | --socket PATH] syscall-errors (--container ID | --pod UID | --pid N)\n"
-	       "           [--duration 5s] [--json]\n");
+	uint64_t x;
+	size_t n = strlen(v);
+	/* the config's parser (src/common/units.h); a plain number is refused
+	 * here: the unit is written out on a command line */
+	if (sl_parse_duration_ns(v, &x) || x < 1000000 || !n || v[n - 1] < 'a' || v[n - 1] > 'z')
+		return -1;
+	*ns = x;
+	return 0;
 }
 
-int cli_task_dispatch(int argc, char **argv, int *rc)
+int cli_cmd_tasks(struct cli_run *r)
 {
-	const char *api = NULL, *sock = NULL, *cmd = NULL;
-	int json = 0, help = 0, n = 0;
-	char **rest = calloc((size_t)argc + 1, sizeof(*rest));
+	struct cli_conn *c;
+	int rc = cli_run_connect(r, &c);
+	return rc ? rc : cmd_tasks(c, r->npos, r->pos, cli_flag(r, "json"));
+}
 
-	if (!rest)
-		return 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!cmd && !strcmp(a, "--api") && i + 1 < argc)
-			api = argv[++i];
-		else if (!cmd && !strncmp(a, "--api=", 6))
-			api = a + 6;
-		else if (!cmd && !strcmp(a, "--socket") && i + 1 < argc)
-			sock = argv[++i];
-		else if (!cmd && !strncmp(a, "--socket=", 9))
-			sock = a + 9;
-		else if (!cmd && a[0] == '-')
-			break; /* an option main() knows: not ours */
-		else if (!cmd)
-			cmd = a;
-		else if (!strcmp(a, "--json"))
-			json = 1;
-		else if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-			help = 1;
-		else if (!strcmp(a, "--api") && i + 1 < argc)
-			api = argv[++i];
-		else if (!strcmp(a, "--socket") && i + 1 < argc)
-			sock = argv[++i];
-		else
-			rest[n++] = argv[i];
-	}
-	if (!cmd || (strcmp(cmd, "profile") && strcmp(cmd, "tasks") && strcmp(cmd, "syscall-errors"))) {
-		free(rest);
-		return 0;
-	}
-	if (help) {
-		usage();
-		free(rest);
-		*rc = CLI_OK;
-		return 1;
-	}
-	char base[1024];
-	if (cli_api_resolve(&api, &sock, base, sizeof(base))) {
-		fprintf(stderr, "sandlens: --api wants a URL like http://127.0.0.1:9753, not '%s'\n", api);
-		free(rest);
-		*rc = CLI_USAGE;
-		return 1;
-	}
-	cli_catch_signals();
+int cli_cmd_syscall_errors(struct cli_run *r)
+{
+	struct cli_conn *c;
+	int rc = cli_run_connect(r, &c);
+	return rc ? rc : cmd_syscall_errors(c, r, cli_flag(r, "json"));
+}
 
-	struct cli_conn c;
-	if (cli_http_init(&c, base, sock)) {
-		fprintf(stderr, "sandlens: libcurl initialisation failed\n");
-		free(rest);
-		*rc = CLI_ERR;
-		return 1;
-	}
-	if (!strcmp(cmd, "tasks"))
-		*rc = cmd_tasks(&c, n, rest, json);
-	else if (!strcmp(cmd, "syscall-errors"))
-		*rc = cmd_syscall_errors(&c, n, rest, json);
-	else
-		*rc = json ? (fprintf(stderr, "sandlens: profile: use -o FILE.json for JSON\n"), CLI_USAGE)
-			   : cli_profile_main(&c, n, rest, &cli_stop);
-	cli_http_close(&c);
-	free(rest);
-	fflush(stdout);
-	return 1;
+int cli_cmd_profile(struct cli_run *r)
+{
+	struct cli_conn *c;
+	int rc = cli_run_connect(r, &c);
+	return rc ? rc : cli_profile_main(c, r, &cli_stop);
 }

@@ -5,14 +5,9 @@
 
 #include <jansson.h>
 #include <signal.h>
+#include <stdint.h>
 
 #include "cli/cli.h"
-
-/* Entry point from main(): when the command (the first argument that is
- * not --api/--socket or their value) is "profile", "tasks" or
- * "syscall-errors", parse and run it and return 1 with the exit code in
- * *rc; otherwise return 0 (main parses as before). */
-int cli_task_dispatch(int argc, char **argv, int *rc);
 
 /* Runs a task to completion: creates it with follow=true (body: the POST
  * object; "follow" is set here, the caller keeps ownership) and reads its
@@ -30,13 +25,20 @@ int cli_task_run(struct cli_conn *c, json_t *body, long timeout_s,
 		 void (*on_progress)(json_t *rec, void *ctx), void *ctx,
 		 volatile sig_atomic_t *stop, json_t **final);
 
-/* `sandlens profile ...` with argv after the command (argc/argv like main). */
-int cli_profile_main(struct cli_conn *c, int argc, char **argv, volatile sig_atomic_t *stop);
+struct cli_run;
 
-/* Parse the target options shared by profile and syscall-errors into the
- * POST body's "target": --container ID | --pod UID | --pid N | --tid N.
- * Returns 1 when argv[*i] was one (advancing *i), 0 when not, -1 on a
- * usage error (printed). */
-int cli_task_target_opt(int argc, char **argv, int *i, json_t *body);
+/* `sandlens profile` with its parsed options (commands.c profile_opts). */
+int cli_profile_main(struct cli_conn *c, const struct cli_run *r, volatile sig_atomic_t *stop);
+
+/* The target options shared by profile and syscall-errors (--container ID |
+ * --pod UID | --pid N | --tid N, parsed in r) into the POST body's
+ * "target". Returns 1 when one was given, 0 when none, -1 on a usage error
+ * (printed: two targets, a pid that is not a positive number). */
+int cli_task_target(const struct cli_run *r, json_t *body);
+
+/* A task's --duration: the config's duration syntax (sl_parse_duration_ns,
+ * src/common/units.h) with its unit written (a plain number is refused),
+ * at least 1 ms. Returns 0 with *ns, or -1. */
+int cli_parse_task_duration(const char *v, uint64_t *ns);
 
 #endif

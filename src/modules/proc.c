@@ -160,6 +160,9 @@ static json_t *task_obj(struct sl_module *m, const struct sl_task_id *t)
 	return o;
 }
 
+/* si_code of a signal the kernel sends itself (SI_KERNEL) */
+#define SL_SI_KERNEL 0x80
+
 json_t *sl_proc_signal_fields(struct sl_module *m, const struct sl_signal_event *e, size_t size)
 {
 	char sc[SL_COMM_LEN + 1], tc[SL_COMM_LEN + 1];
@@ -172,6 +175,10 @@ json_t *sl_proc_signal_fields(struct sl_module *m, const struct sl_signal_event 
 	o = json_object();
 	json_object_set_new(o, "signal", json_integer(e->signal));
 	json_object_set_new(o, "si_code", json_integer(e->si_code));
+	/* SI_KERNEL (include/uapi/asm-generic/siginfo.h): sent by the kernel
+	 * itself (SEND_SIG_PRIV: the OOM killer's SIGKILL), so the "sender"
+	 * task is only whoever was running, not who sent it */
+	json_object_set_new(o, "sender_kernel", json_boolean(e->si_code == SL_SI_KERNEL));
 	json_object_set_new(o, "sender_pid", json_integer(e->sender.pid));
 	json_object_set_new(o, "sender_comm", sl_json_str_lossy(sc, strlen(sc)));
 	json_object_set_new(o, "target_pid", json_integer(e->target.pid));

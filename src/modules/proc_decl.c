@@ -69,6 +69,7 @@ static const struct sl_field exit_fields[] = {
 static const struct sl_field signal_fields[] = {
 	{"signal", SL_FT_UINT, 0, "signal number"},
 	{"si_code", SL_FT_INT, 0, "siginfo si_code: <= 0 sent by a user, > 0 by the kernel"},
+	{"sender_kernel", SL_FT_BOOL, 0, "si_code is SI_KERNEL (0x80): the kernel itself sent it (the OOM killer's SIGKILL); sender_* is then the task that was running, not a sender"},
 	{"sender_pid", SL_FT_UINT, 0, "pid of the sender"},
 	{"sender_comm", SL_FT_STR, 0, "comm of the sender"},
 	{"target_pid", SL_FT_UINT, 0, "pid of the target (the subject)"},
@@ -102,7 +103,7 @@ const struct sl_event_kind sl_proc_kinds[SL_PROC_NKINDS] = {
 			    "{?signal}killed by {signal:sig}{?core_dumped} (core dumped){/}{/}{!signal}exit {exit_code}{/}{+lifetime_ns} after {lifetime_ns:dur}{/}{?truncated_count} (+{truncated_count} exits suppressed, {truncated_abnormal} abnormal){/}",
 			    "a process ended (its last thread)"},
 	[SL_PROC_K_SIGNAL] = {"signal", SL_SEV_WARNING, NULL, signal_fields, N(signal_fields),
-			    "{signal:sig} {sender_pid}({sender_comm}) -> {target_pid}({target_comm}){?truncated_count} (+{truncated_count} signals suppressed){/}",
+			    "{signal:sig} {?sender_kernel}kernel{/}{!sender_kernel}{sender_pid}({sender_comm}){/} -> {target_pid}({target_comm}){?truncated_count} (+{truncated_count} signals suppressed){/}",
 			      "a fatal signal was generated for a process"},
 	[SL_PROC_K_OOM] = {"oom", SL_SEV_ERROR, NULL, oom_fields, N(oom_fields),
 			    "victim {victim.pid}({victim.comm}){?victim.container_id} [{victim.container_id:id}]{/} by {actor.pid}({actor.comm}){?actor.container_id} [{actor.container_id:id}]{/} constraint={constraint}",

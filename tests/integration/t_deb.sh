@@ -16,7 +16,7 @@ sl_require_build
 sl_require_cmd make dpkg-deb dpkg-shlibdeps dpkg useradd groupadd
 "$SL_ROOT/scripts/install-deps.sh" >/dev/null 2>&1 || true
 make -s -C "$SL_ROOT" BUILD_DIR="$SL_BUILD" deb >"$SL_LOGDIR/deb.log" 2>&1 || { cat "$SL_LOGDIR/deb.log"; fail "make deb failed"; }
-ver=$(sed -n 's/^#define SANDLENS_VERSION "\(.*\)"/\1/p' "$SL_ROOT/src/agent/main.c")
+ver=$(sed -n 's/^#define SANDLENS_VERSION "\(.*\)"/\1/p' "$SL_ROOT/src/common/version.h")
 DEB="$SL_BUILD/sandlens_${ver}_$(dpkg --print-architecture).deb"
 [ -f "$DEB" ] || fail "$DEB not built: $(ls "$SL_BUILD"/*.deb 2>&1)"
 dpkg-deb -I "$DEB" >"$SL_LOGDIR/info.txt"

@@ -88,6 +88,10 @@ grep -q '^Uid: 65534 65534 65534 65534' <<<"$st" || fail "not running as 65534: 
 eff=$(awk '/^CapEff:/ {print $2}' "/proc/$SL_AGENT_PID/status")
 assert_eq "effective capabilities = the unit's" "$(capsh --decode="$eff" | sed 's/.*=//' | tr ',' '\n' | sort | tr '\n' ' ')" \
 	"$(for c in $caps; do echo "${c,,}"; done | sort | tr '\n' ' ')"
+# the start-up line about capabilities agrees with docs/DEPLOY.md's five
+grep -q 'not running as root (uid 65534): CAP_BPF CAP_PERFMON CAP_DAC_READ_SEARCH CAP_SYS_PTRACE CAP_SYSLOG are effective' "$ERR" ||
+	fail "no capability line naming the five of docs/DEPLOY.md: $(grep 'not running as root' "$ERR")"
+grep -q 'and without CAP_' "$ERR" && fail "a capability reported missing: $(grep 'and without' "$ERR")"
 jq -e '.modules | length > 0' "$SL_LOGDIR/healthz.json" >/dev/null || fail "no modules in /healthz"
 bad=$(jq -r '.modules[] | select(.state != "running" and .state != "degraded") | "\(.name)=\(.state)"' "$SL_LOGDIR/healthz.json")
 [ -z "$bad" ] || fail "modules not running as non-root: $bad"

@@ -24,9 +24,11 @@ expect 644 usr/local/share/sandlens/sandlensd.yaml
 expect 644 usr/local/share/doc/sandlens/README.md
 expect 644 usr/local/share/doc/sandlens/DEPLOY.md
 expect 644 usr/local/share/doc/sandlens/CONFIG.md
+expect 644 usr/local/share/man/man1/sandlens.1
+expect 644 usr/local/share/bash-completion/completions/sandlens
 n=$(wc -l <"$SL_LOGDIR/files.txt")
 docs=$(ls "$SL_ROOT"/docs/*.md | wc -l)
-assert_eq "files installed (2 binaries, unit, 2 configs, README + docs/*.md)" $((5 + 1 + docs)) "$n"
+assert_eq "files installed (2 binaries, unit, 2 configs, man page, completion, README + docs/*.md)" $((7 + 1 + docs)) "$n"
 cmp -s "$D/usr/local/sbin/sandlensd" "$SL_BUILD/sandlensd" || fail "installed sandlensd differs from the build's"
 U="$D/usr/local/lib/systemd/system/sandlensd.service"
 grep -qx 'ExecStart=/usr/local/sbin/sandlensd --config /etc/sandlens/sandlensd.yaml' "$U" || fail "ExecStart: $(grep ExecStart "$U")"

@@ -22,6 +22,15 @@ grep -q '^hog=137$' "$CT_DIR/stdout" || fail "the hog was not SIGKILLed (stdout:
 check_oom_part
 cli_check "oom" "$OOM_EVENT"
 
+# the OOM killer's SIGKILL: si_code SI_KERNEL, so the signal event says
+# the kernel sent it and the CLI row says "kernel", not the running task
+sig=$(sl_wait_events "type=signal&container=$EXP_CID" '[.[] | select(.signal == 9)] | .[0]' 20)
+assert_eq "OOM SIGKILL si_code (SI_KERNEL)" 128 "$(jq .si_code <<<"$sig")"
+assert_eq "OOM SIGKILL sender_kernel" true "$(jq .sender_kernel <<<"$sig")"
+sl_cli events --type signal --container "$EXP_CID" >"$SL_LOGDIR/cli-signal.txt" || fail "sandlens events --type signal"
+grep -q 'SIGKILL kernel -> ' "$SL_LOGDIR/cli-signal.txt" || fail "the OOM SIGKILL row does not say the kernel sent it: $(cat "$SL_LOGDIR/cli-signal.txt")"
+echo "ok - the OOM SIGKILL row: $(grep -o 'SIGKILL kernel -> .*' "$SL_LOGDIR/cli-signal.txt" | head -1)"
+
 # per-container event counters (sandlens_container_events_total) against
 # the store: the container's stored events of each type, weighted by the
 # suppressed events they carry (1 + truncated_count), in the same window

@@ -111,7 +111,10 @@ static char *legacy_details(json_t *ev)
 	} else if (!strcmp(type, "signal")) {
 		legacy_signal_name((int)llnum(ev, "signal"), sig, sizeof(sig));
 		fprintf(f, "%s ", sig);
-		legacy_task(f, llnum(ev, "sender_pid"), llstr(ev, "sender_comm"));
+		if (json_is_true(json_object_get(ev, "sender_kernel"))) /* SI_KERNEL: issue 16 */
+			fputs("kernel", f);
+		else
+			legacy_task(f, llnum(ev, "sender_pid"), llstr(ev, "sender_comm"));
 		fputs(" -> ", f);
 		legacy_task(f, llnum(ev, "target_pid"), llstr(ev, "target_comm"));
 		if (llnum(ev, "truncated_count") > 0)

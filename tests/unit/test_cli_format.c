@@ -291,6 +291,18 @@ static void test_exit_signal_truncated(void **state)
 		    "\"target_pid\":5,\"target_comm\":\"a\",\"truncated_count\":3}");
 	assert_string_equal(d, "SIGSEGV 5(a) -> 5(a) (+3 signals suppressed)");
 	free(d);
+	/* the OOM killer's SIGKILL (si_code SI_KERNEL): the kernel sent it, not
+	 * the task that happened to run (the allocating one) */
+	d = details("{" COMMON ",\"type\":\"signal\",\"signal\":9,\"si_code\":128,\"sender_kernel\":true,"
+		    "\"sender_pid\":1250,\"sender_comm\":\"hog\",\"target_pid\":1250,\"target_comm\":\"hog\","
+		    "\"truncated_count\":0}");
+	assert_string_equal(d, "SIGKILL kernel -> 1250(hog)");
+	free(d);
+	d = details("{" COMMON ",\"type\":\"signal\",\"signal\":9,\"si_code\":0,\"sender_kernel\":false,"
+		    "\"sender_pid\":7,\"sender_comm\":\"kill\",\"target_pid\":1250,\"target_comm\":\"hog\","
+		    "\"truncated_count\":0}");
+	assert_string_equal(d, "SIGKILL 7(kill) -> 1250(hog)");
+	free(d);
 }
 
 /* The templates print what the old formatter printed, over the shapes the
@@ -346,9 +358,11 @@ static void test_same_as_legacy(void **state)
 					}
 	for (size_t s = 0; s < sizeof(sigs) / sizeof(sigs[0]); s++)
 		for (int tc = 0; tc < 2; tc++)
-			same_as_legacy(json_pack("{s:s,s:i,s:i,s:s,s:i,s:s,s:i}", "type", "signal", "signal", sigs[s],
-						 "sender_pid", 5, "sender_comm", "a\x1b[b", "target_pid", 6,
-						 "target_comm", "kworker/0:1", "truncated_count", tc * 3));
+			for (int k = 0; k < 2; k++)
+				same_as_legacy(json_pack("{s:s,s:i,s:i,s:s,s:i,s:s,s:i,s:b}", "type", "signal", "signal",
+							 sigs[s], "sender_pid", 5, "sender_comm", "a\x1b[b", "target_pid",
+							 6, "target_comm", "kworker/0:1", "truncated_count", tc * 3,
+							 "sender_kernel", k));
 	static const char *const cids[] = {"", "4f3a2b1c0d9e8877665544", "abc"};
 	for (size_t v = 0; v < 3; v++)
 		for (size_t a = 0; a < 3; a++)
@@ -749,6 +763,63 @@ static void test_hostile_error_messages(void **state)
 	free(out);
 }
 
+/* `top` fits the width (cli_width): no line longer, the least important
+ * columns dropped first, the never-dropped ones kept; without a width all
+ * columns; the neighbours are the interval's (interval_wait_seconds), not
+ * the cumulative total. */
+static char *top_text(json_t *body, int width)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cli_width = width;
+	cli_print_top(f, body);
+	cli_width = 0;
+	fclose(f);
+	return buf;
+}
+
+static void test_top_fits_width(void **state)
+{
+	(void)state;
+	json_t *body = parse(
+		"{\"interval_seconds\":1.0,\"containers\":["
+		"{\"container_id\":\"aaaaaaaaaaaa1111\",\"runtime\":\"runc\",\"host\":false,"
+		"\"interval\":{\"waits_per_second\":120,\"wait_seconds\":0.5,\"p50_seconds\":0.001,"
+		"\"p90_seconds\":0.002,\"p99_seconds\":0.004,\"max_seconds\":0.01,\"runnable_wait_share\":0.25,"
+		"\"internal_seconds\":0.1,\"external_seconds\":0.4},\"throttling\":null,\"neighbours\":["
+		"{\"container_id\":\"cccccccccccc\",\"host\":false,\"wait_seconds\":99,\"interval_wait_seconds\":0},"
+		"{\"container_id\":\"bbbbbbbbbbbb\",\"host\":false,\"wait_seconds\":1,\"interval_wait_seconds\":0.3}]},"
+		"{\"container_id\":\"\",\"runtime\":\"host\",\"host\":true,"
+		"\"interval\":{\"waits_per_second\":5,\"wait_seconds\":0.01},\"neighbours\":[]}]}");
+	char *all = top_text(body, 0);
+	assert_non_null(strstr(all, "RUNTIME"));
+	assert_non_null(strstr(all, "THROTTLED"));
+	assert_non_null(strstr(all, "bbbbbbbbbbbb (300.00ms)")); /* the interval's wait */
+	assert_null(strstr(all, "cccccccccccc")); /* caused none in the interval (99 s in total) */
+	assert_non_null(strstr(all, "every figure is of this interval"));
+	for (int w = 40; w <= 160; w += 20) {
+		char *t = top_text(body, w);
+		for (const char *p = t; *p;) {
+			size_t ll = strcspn(p, "\n");
+			if (ll > (size_t)w)
+				fail_msg("width %d: a line of %zu: %.*s", w, ll, (int)ll, p);
+			p += ll + (p[ll] == '\n');
+		}
+		assert_non_null(strstr(t, "aaaaaaaaaaaa"));
+		if (w >= 80 && w < 140) { /* 139 columns hold them all */
+			assert_non_null(strstr(t, "P99"));
+			assert_non_null(strstr(t, "WAIT%"));
+			assert_null(strstr(t, "RUNTIME")); /* the first to go */
+		}
+		if (w == 100)
+			assert_non_null(strstr(t, "bbbbbbbbbbbb"));
+		free(t);
+	}
+	free(all);
+	json_decref(body);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -764,6 +835,7 @@ int main(void)
 		cmocka_unit_test(test_schema_fetch),
 		cmocka_unit_test(test_hostile_error_messages),
 		cmocka_unit_test(test_multibyte_alignment),
+		cmocka_unit_test(test_top_fits_width),
 	};
 	return cmocka_run_group_tests(tests, load_schema, free_schema);
 }

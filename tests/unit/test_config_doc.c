@@ -188,11 +188,81 @@ static void defaults_parse(void **state)
 	assert_memory_equal(c.mod_store, d.mod_store, sizeof(c.mod_store));
 }
 
+/* The unit of a plain number (issue 16): docs/CONFIG.md's "plain seconds"
+ * and "plain nanoseconds" lists name every duration key of the agent in
+ * the list of the unit the loader reads it in (sl_config_duration_key),
+ * and nothing else; a module key named there is of that type. */
+static int listed(const char *list, const char *key)
+{
+	char w[160];
+	snprintf(w, sizeof(w), "`%s`", key);
+	return strstr(list, w) != NULL;
+}
+
+/* the text of the bullet "- **plain WHAT**: ..." up to the next bullet or
+ * blank line */
+static char *bullet(const char *doc, const char *what)
+{
+	char head[64];
+	snprintf(head, sizeof(head), "- **plain %s**:", what);
+	const char *p = strstr(doc, head);
+	if (!p)
+		return NULL;
+	const char *e = p + strlen(head);
+	while (*e && !(e[0] == '\n' && (e[1] == '-' || e[1] == '\n')))
+		e++;
+	return strndup(p, (size_t)(e - p));
+}
+
+static void plain_number_units_documented(void **state)
+{
+	(void)state;
+	static struct row rows[8];
+	char *doc = NULL;
+	read_rows("docs/CONFIG.md", rows, 8, &doc);
+	assert_non_null(doc);
+	char *sec = bullet(doc, "seconds"), *nsec = bullet(doc, "nanoseconds");
+	if (!sec || !nsec)
+		fail_msg("docs/CONFIG.md lacks the '- **plain seconds**:' / '- **plain nanoseconds**:' lists");
+	int bad = 0;
+	const char *name, *unit;
+	size_t n = 0;
+	for (size_t i = 0; !sl_config_duration_key(i, &name, &unit); i++, n++) {
+		int s = listed(sec, name), ns = listed(nsec, name);
+		if (!strcmp(unit, "s") ? (!s || ns) : (!ns || s)) {
+			print_error("%s: a plain number is %s; docs/CONFIG.md lists it %s\n", name,
+				    !strcmp(unit, "s") ? "seconds" : "nanoseconds",
+				    s && ns ? "under both" : s ? "as plain seconds" : ns ? "as plain nanoseconds" : "nowhere");
+			bad = 1;
+		}
+	}
+	assert_true(n >= 10);
+	for (unsigned m = 0; m < sl_registry_count; m++) {
+		const struct sl_module_ops *ops = sl_registry[m];
+		for (unsigned k = 0; k < ops->config.nkeys; k++) {
+			const struct sl_cfg_key *ck = &ops->config.keys[k];
+			char key[128];
+			snprintf(key, sizeof(key), "%s.%s", ops->name, ck->name);
+			if ((listed(sec, key) && ck->type != SL_CFG_DURATION_S) ||
+			    (listed(nsec, key) && ck->type != SL_CFG_DURATION_NS)) {
+				print_error("%s: listed under the wrong unit in docs/CONFIG.md\n", key);
+				bad = 1;
+			}
+		}
+	}
+	free(sec);
+	free(nsec);
+	free(doc);
+	if (bad)
+		fail_msg("docs/CONFIG.md's plain-number units disagree with the loader");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_key_documented_both_ways),
 		cmocka_unit_test(defaults_parse),
+		cmocka_unit_test(plain_number_units_documented),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,104 @@
+/* The command table (commands.h): every `sandlens` command, its options and
+ * its handler. Help, "did you mean", completion and the man page are
+ * derived from these entries; add a command here (one entry) and nowhere
+ * else. Keep the entries in the order `sandlens --help` lists them. */
+#include "cli/commands.h"
+
+#include <stddef.h>
+
+#define JSON_OPT {"json", 0, NULL, "one compact JSON object per line instead of a table"}
+#define TARGET_OPTS                                                                      \
+	{"container", 0, "ID", "target: a container id or a prefix of >= 4 characters"}, \
+	{"pod", 0, "UID", "target: a pod UID"},                                           \
+	{"pid", 0, "N", "target: a process (all its threads)"},                           \
+	{"tid", 0, "N", "target: one thread"}
+
+static const struct cli_opt events_opts[] = {
+	{"type", 0, "T", "one event kind (the TYPE column; GET /api/v1/schema/events lists them)"},
+	{"container", 0, "ID", "container id or a prefix of >= 4 characters"},
+	{"pod", 0, "UID", "pod UID"},
+	{"since", 0, "T", "RFC 3339 time, duration ago (90s, 5m, 2h, 7d) or ns since the epoch"},
+	{"until", 0, "T", "same forms as --since; exclusive"},
+	{"limit", 0, "N", "at most N events (1..10000; server default 100)"},
+	{"follow", 'f', NULL, "keep printing new events until interrupted; survives agent restarts"},
+	{"no-host", 0, NULL, "hide host events (runtime \"host\"); filtered by the CLI, so fewer than --limit may show"},
+	JSON_OPT,
+	{NULL, 0, NULL, NULL},
+};
+
+static const struct cli_opt json_only_opts[] = {JSON_OPT, {NULL, 0, NULL, NULL}};
+
+static const struct cli_opt top_opts[] = {
+	{"follow", 'f', NULL, "refresh every second until interrupted"},
+	JSON_OPT,
+	{NULL, 0, NULL, NULL},
+};
+
+static const struct cli_opt profile_opts[] = {
+	TARGET_OPTS,
+	{"duration", 0, "D", "how long to profile (default 10s; 10s, 2m)"},
+	{"hz", 0, "N", "on-CPU sampling frequency (default: the agent's)"},
+	{"off-cpu", 0, NULL, "off-CPU profile: where the target blocked or waited for a CPU"},
+	{"min-off-cpu-us", 0, "N", "with --off-cpu: ignore off-CPU parts shorter than N us"},
+	{"output", 'o', "FILE", "write the profile to FILE (its extension picks the format: .svg .pb.gz "
+				".folded .json) or to standard output with '-' (folded)"},
+	{NULL, 0, NULL, NULL},
+};
+
+static const struct cli_opt syscall_errors_opts[] = {
+	TARGET_OPTS,
+	{"duration", 0, "D", "how long to trace (default 5s)"},
+	JSON_OPT,
+	{NULL, 0, NULL, NULL},
+};
+
+static const char *const tasks_words[] = {"list", "show", "stop", NULL};
+static const char *const completion_words[] = {"bash", NULL};
+
+const struct cli_command cli_commands[] = {
+	{"events", "list events of every kind the agent's modules declare",
+	 "[--type T] [--container ID] [--pod UID] [--since T] [--until T] [--limit N] [-f] [--no-host] [--json]",
+	 "Prints the newest matching events, oldest first. With --follow it then follows the agent's "
+	 "event stream and prints each event as it arrives, resuming after the last event printed when "
+	 "the agent restarts.",
+	 events_opts, 0, 0, NULL, cli_cmd_events},
+	{"containers", "list containers seen, with event counts", "[--json]", NULL, json_only_opts, 0, 0, NULL,
+	 cli_cmd_containers},
+	{"status", "agent health: modules, hooks, self-metrics", "[--json]",
+	 "Exits 1 when the agent reports a failed module.", json_only_opts, 0, 0, NULL, cli_cmd_status},
+	{"stats", "workload statistics: the list, or one pod uid / sandbox / container id", "[ID] [--json]", NULL,
+	 json_only_opts, 0, 1, NULL, cli_cmd_stats},
+	{"top", "per-container runqueue latency, contention, neighbours over the last interval", "[-f] [--json]",
+	 "Every figure is of the agent's last interval (its length is on the first line). Columns that "
+	 "do not fit the terminal width are dropped, the least important first.",
+	 top_opts, 0, 0, NULL, cli_cmd_top},
+	{"profile", "on-/off-CPU profile of a container, pod or process to a file",
+	 "(--container ID | --pod UID | --pid N | --tid N) [--duration D] [--hz N] [--off-cpu "
+	 "[--min-off-cpu-us N]] -o FILE",
+	 "Starts a profile task (admin only), shows its progress on a terminal, then writes the "
+	 "result. The file is created mode 0600 without following a planted symlink.",
+	 profile_opts, 0, 0, NULL, cli_cmd_profile},
+	{"tasks", "on-demand tasks: list, show ID, stop ID", "[list | show ID | stop ID] [--json]", NULL,
+	 json_only_opts, 0, 2, tasks_words, cli_cmd_tasks},
+	{"syscall-errors", "failed system calls of a container by (syscall, errno)",
+	 "(--container ID | --pod UID | --pid N | --tid N) [--duration D] [--json]", NULL, syscall_errors_opts,
+	 0, 0, NULL, cli_cmd_syscall_errors},
+	{"help", "help of a command", "[COMMAND]", NULL, NULL, 0, 1, NULL, cli_cmd_help},
+	{"version", "the CLI's version", "", NULL, NULL, 0, 0, NULL, cli_cmd_version},
+	{"completion", "shell completion script generated from this table", "bash",
+	 "Load it with: source <(sandlens completion bash)", NULL, 1, 1, completion_words, cli_cmd_completion},
+	{"man", "the sandlens(1) man page in roff, generated from this table", "",
+	 "View it with: sandlens man | man -l -", NULL, 0, 0, NULL, cli_cmd_man},
+	{NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL},
+};
+
+const struct cli_opt cli_global_opts[] = {
+	{"api", 0, "URL", "API base URL (env SANDLENS_API; default " CLI_DEFAULT_API ")"},
+	{"socket", 0, "PATH", "talk HTTP over this unix socket (env SANDLENS_SOCKET; default "
+			      CLI_DEFAULT_SOCKET " when accessible)"},
+	{"token-file", 0, "FILE", "send the admin bearer token read from FILE (env SANDLENS_TOKEN_FILE; "
+				  "default " CLI_DEFAULT_TOKEN_FILE " when readable)"},
+	{"help", 'h', NULL, "help of the command (or the list of commands)"},
+	{"version", 'V', NULL, "print the version and exit"},
+	{NULL, 0, NULL, NULL},
+};
