@@ -19,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "cli/follow.h"
+#include "cli/mcp.h"
 #include "cli/schema.h"
 #include "cli/stats.h"
 #include "cli/tasks.h"
@@ -57,6 +58,7 @@ static void usage(FILE *out)
 		"  profile     on-/off-CPU profile of a container, pod or process to a file\n"
 		"  tasks       on-demand tasks: list, show ID, stop ID\n"
 		"  syscall-errors  failed system calls of a container by (syscall, errno)\n"
+		"  mcp         Model Context Protocol server on stdin/stdout (docs/MCP.md)\n"
 		"              (sandlens profile --help for their options)\n"
 		"\n"
 		"connection (default: unix:" CLI_DEFAULT_SOCKET " when accessible, else " CLI_DEFAULT_API "):\n"
@@ -408,6 +410,8 @@ int main(int argc, char **argv)
 
 	/* profile, tasks, syscall-errors parse their own options (src/cli/tasks.c) */
 	if (cli_task_dispatch(argc, argv, &trc))
+		return trc;
+	if (cli_mcp_dispatch(argc, argv, &trc)) /* mcp: the MCP stdio server (src/cli/mcp.c) */
 		return trc;
 
 	opterr = 0;

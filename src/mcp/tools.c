@@ -42,8 +42,8 @@ static const struct tool tools[] = {
 	 OUT("\"faults\",\"count\"", ",\"faults\":{\"type\":\"array\"},\"count\":{\"type\":\"integer\"}"), 1,
 	 tool_recent_faults},
 	{"hw_faults", "Hardware faults",
-	 "Hardware and GPU error events (the hw and gpu modules' event kinds: machine checks, EDAC, PCIe AER, GPU "
-	 "Xid, ...) of any severity; says so when the agent has no such module.",
+	 "Hardware and GPU error events of any severity: every event whose subject is a device or a CPU (machine "
+	 "checks, EDAC, PCIe AER, GPU Xid, ... from whichever module reports them); says so when there are none.",
 	 "{\"type\":\"object\",\"properties\":{" S_SINCE("24h") "," S_LIMIT(100, 1000) "},\"additionalProperties\":false}",
 	 OUT("\"present\",\"faults\"", ",\"present\":{\"type\":\"boolean\"},\"faults\":{\"type\":\"array\"}"), 1,
 	 tool_hw_faults},

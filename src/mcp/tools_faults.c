@@ -20,8 +20,8 @@ static int by_id_desc(const void *a, const void *b)
 }
 
 json_t *faults_query(const struct sl_mcp_backend *be, const char *container, const char *since, int min_rank,
-		     int (*want)(const char *module, const char *kind), size_t limit, size_t *nkinds, char *err,
-		     size_t errlen, struct tool_out *o)
+		     int (*keep)(json_t *ev), size_t limit, size_t *nkinds, char *err, size_t errlen,
+		     struct tool_out *o)
 {
 	json_t *kinds = kinds_get(be, err, errlen, o), *k, *all = json_array();
 	size_t i, n = 0;
@@ -36,7 +36,7 @@ json_t *faults_query(const struct sl_mcp_backend *be, const char *container, con
 		const char *name = json_string_value(json_object_get(k, "name"));
 		const char *mod = json_string_value(json_object_get(k, "module"));
 		int declared = severity_rank(json_string_value(json_object_get(k, "severity")));
-		if (!name || (want && !want(mod ? mod : "", name)))
+		if (!name)
 			continue;
 		char path[512] = "/api/v1/events", lim[24];
 		snprintf(lim, sizeof(lim), "%zu", limit);
@@ -59,7 +59,8 @@ json_t *faults_query(const struct sl_mcp_backend *be, const char *container, con
 		size_t x;
 		json_array_foreach(json_object_get(j, "events"), x, ev)
 		{
-			if (severity_rank(json_string_value(json_object_get(ev, "severity"))) >= min_rank) {
+			if (severity_rank(json_string_value(json_object_get(ev, "severity"))) >= min_rank &&
+			    (!keep || keep(ev))) {
 				json_object_set_new(ev, "module", json_string(mod ? mod : ""));
 				json_array_append(all, ev);
 				n++;
@@ -87,11 +88,10 @@ json_t *faults_query(const struct sl_mcp_backend *be, const char *container, con
 static void event_line(struct tool_out *o, json_t *ev)
 {
 	const char *cid = json_string_value(json_object_get(ev, "container_id"));
-	tool_printf(o, "- %s %s [%s] %s%.12s%s comm=%s pid=%lld\n", json_string_value(json_object_get(ev, "time")),
+	const char *comm = json_string_value(json_object_get(ev, "comm"));
+	tool_printf(o, "- %s %s [%s] container=%.12s comm=%s pid=%lld\n", json_string_value(json_object_get(ev, "time")),
 		    json_string_value(json_object_get(ev, "type")), json_string_value(json_object_get(ev, "severity")),
-		    cid && *cid ? "container=" : "", cid && *cid ? cid : "host", "",
-		    json_string_value(json_object_get(ev, "comm")) ? json_string_value(json_object_get(ev, "comm")) : "-",
-		    (long long)json_integer_value(json_object_get(ev, "pid")));
+		    cid && *cid ? cid : "host", comm ? comm : "-", (long long)json_integer_value(json_object_get(ev, "pid")));
 }
 
 void tool_recent_faults(const struct sl_mcp_backend *be, json_t *args, struct tool_out *o)
@@ -115,12 +115,13 @@ void tool_recent_faults(const struct sl_mcp_backend *be, json_t *args, struct to
 				  "min_severity", arg_str(args, "min_severity", "warning"), "kinds_queried", (json_int_t)nk);
 }
 
-/* The hardware modules' kinds: by module name (hw, gpu), so their kinds
- * (hw_error_rate, gpu xid, ...) are found whatever they are called. */
-static int hw_kind(const char *module, const char *kind)
+/* A hardware fault: an event about a device or a CPU (the common field
+ * subject_kind, docs/API.md), whichever module reported it, so the
+ * hardware and GPU modules' kinds are found without naming them. */
+static int hw_subject(json_t *ev)
 {
-	(void)kind;
-	return !strcmp(module, "hw") || !strcmp(module, "gpu");
+	const char *s = json_string_value(json_object_get(ev, "subject_kind"));
+	return s && (!strcmp(s, "device") || !strcmp(s, "cpu"));
 }
 
 void tool_hw_faults(const struct sl_mcp_backend *be, json_t *args, struct tool_out *o)
@@ -128,23 +129,30 @@ void tool_hw_faults(const struct sl_mcp_backend *be, json_t *args, struct tool_o
 	const char *since = arg_str(args, "since", "24h");
 	size_t limit = (size_t)arg_int(args, "limit", 100), nk;
 	char err[400];
-	json_t *f = faults_query(be, NULL, since, 0, hw_kind, limit, &nk, err, sizeof(err), o);
+	json_t *f = faults_query(be, NULL, since, 0, hw_subject, limit, &nk, err, sizeof(err), o);
 	if (!f) {
 		tool_fail(o, "hw_faults: %s", err);
 		return;
 	}
-	if (!nk) {
-		tool_printf(o, "no hardware fault event kinds in this agent: the hw and gpu modules are not part of it "
-			       "(GET /api/v1/schema/events lists no kind of module hw or gpu)\n");
-		json_decref(f);
-		o->structured = json_pack("{s:b, s:[], s:s}", "present", 0, "faults", "reason",
-					  "no event kind of module hw or gpu in GET /api/v1/schema/events");
-		return;
-	}
 	size_t i, n = json_array_size(f);
 	json_t *ev;
-	tool_printf(o, "%zu hardware event(s) since %s (%zu kinds of the hw/gpu modules)\n", n, since, nk);
-	json_array_foreach(f, i, ev) event_line(o, ev);
-	o->structured = json_pack("{s:b, s:o, s:I, s:s}", "present", 1, "faults", f, "count", (json_int_t)n, "since",
-				  since);
+	if (!n)
+		tool_printf(o, "no hardware events (events about a device or a CPU) since %s in any of the %zu event kinds: "
+			       "either none happened or this agent has no module reporting them\n", since, nk);
+	else
+		tool_printf(o, "%zu hardware event(s) (about a device or a CPU) since %s\n", n, since);
+	json_array_foreach(f, i, ev)
+	{
+		const char *dev = json_string_value(json_object_get(ev, "device"));
+		char where[96];
+		if (dev)
+			snprintf(where, sizeof(where), "device %.80s", dev);
+		else
+			snprintf(where, sizeof(where), "cpu %lld", (long long)json_integer_value(json_object_get(ev, "cpu")));
+		tool_printf(o, "- %s %s [%s] %s\n", json_string_value(json_object_get(ev, "time")),
+			    json_string_value(json_object_get(ev, "type")), json_string_value(json_object_get(ev, "severity")),
+			    where);
+	}
+	o->structured = json_pack("{s:b, s:o, s:I, s:s, s:I}", "present", n > 0, "faults", f, "count", (json_int_t)n,
+				  "since", since, "kinds_queried", (json_int_t)nk);
 }

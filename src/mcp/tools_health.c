@@ -1,15 +1,16 @@
 /* list_containers, container_health, explain_latency: the store's
- * containers, the workload statistics, and the module views (sched, mem,
- * and io / stall / net when the agent has them). */
+ * containers, the workload statistics, and every running module's view
+ * (found through /healthz: modules added later are read too). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mcp/tools_internal.h"
 
-/* Views read as latency evidence besides sched and mem; a module this
- * agent lacks answers 404 and is reported absent. */
-static const char *const extra_views[] = {"io", "stall", "net"};
+static double num(json_t *o, const char *k)
+{
+	return json_number_value(json_object_get(o, k));
+}
 
 void tool_list_containers(const struct sl_mcp_backend *be, json_t *args, struct tool_out *o)
 {
@@ -39,26 +40,71 @@ void tool_list_containers(const struct sl_mcp_backend *be, json_t *args, struct 
 	json_decref(j);
 }
 
-/* GET /api/v1/<module>: the entries of container id, or NULL with the
- * state noted in absent ("<module>: absent" / "not running: ...").
- * *body gets the whole view (new reference) when it answered. */
-static json_t *view_of(const struct sl_mcp_backend *be, const char *module, const char *id, json_t *absent,
-		       json_t **body, struct tool_out *o)
+/* Every running module's view (GET /api/v1/<module>, module names from
+ * /healthz: no module is named here, so modules added later are read too):
+ * [{module, interval_seconds, entries:[the container's entries]}] for the
+ * views with entries of id; modules not running, and running modules whose
+ * view failed, go to absent as {module, reason}. NULL when /healthz fails
+ * (reason in err). */
+static json_t *module_views(const struct sl_mcp_backend *be, const char *id, json_t *absent, char *err,
+			    size_t errlen, struct tool_out *o)
 {
-	char path[64], err[400];
-	json_t *j;
-	long st;
-	*body = NULL;
-	snprintf(path, sizeof(path), "/api/v1/%s", module);
-	if (api_get(be, path, &j, &st, err, sizeof(err), o)) {
-		json_array_append_new(absent, json_pack("{s:s, s:s}", "module", module, "reason",
-							 st == 404   ? "absent: this agent has no such module"
-							 : st == 503 ? "not running (disabled or failed to start)"
-								     : err));
+	char *resp = NULL;
+	long st = 0;
+	if (be->request(be->ctx, "GET", "/healthz", NULL, &st, &resp, err, errlen)) {
+		free(resp);
 		return NULL;
 	}
-	*body = j;
-	return view_entries_of(j, id);
+	json_t *h = resp ? json_loads(resp, 0, NULL) : NULL, *m, *out = json_array();
+	free(resp);
+	if (!json_is_array(json_object_get(h, "modules"))) { /* 200 and 503 carry the same body */
+		snprintf(err, errlen, "GET /healthz: HTTP %ld, no \"modules\"", st);
+		json_decref(h);
+		json_decref(out);
+		return NULL;
+	}
+	size_t i;
+	json_array_foreach(json_object_get(h, "modules"), i, m)
+	{
+		const char *name = json_string_value(json_object_get(m, "name"));
+		const char *state = json_string_value(json_object_get(m, "state"));
+		char path[96], why[400];
+		json_t *j;
+		if (!name || strlen(name) > 64)
+			continue;
+		if (!state || (strcmp(state, "running") && strcmp(state, "degraded"))) {
+			json_array_append_new(absent, json_pack("{s:s, s:s}", "module", name, "reason", state ? state : "unknown"));
+			continue;
+		}
+		snprintf(path, sizeof(path), "/api/v1/%s", name);
+		if (api_get(be, path, &j, &st, why, sizeof(why), o)) {
+			if (st != 404) /* 404: the module declares no view */
+				json_array_append_new(absent, json_pack("{s:s, s:s}", "module", name, "reason", why));
+			continue;
+		}
+		json_t *e = view_entries_of(j, id);
+		if (json_array_size(e))
+			json_array_append_new(out, json_pack("{s:s, s:O?, s:o}", "module", name, "interval_seconds",
+							     json_object_get(j, "interval_seconds"), "entries", e));
+		else
+			json_decref(e);
+		json_decref(j);
+	}
+	json_decref(h);
+	return out;
+}
+
+/* The first entry of the views (module_views) that has key k. */
+static json_t *entry_with(json_t *views, const char *k, const char **module)
+{
+	size_t i, x;
+	json_t *v, *e;
+	json_array_foreach(views, i, v) json_array_foreach(json_object_get(v, "entries"), x, e) if (json_object_get(e, k))
+	{
+		*module = json_string_value(json_object_get(v, "module"));
+		return e;
+	}
+	return NULL;
 }
 
 /* Workload statistics of id: the object or NULL (reason noted). */
@@ -81,67 +127,60 @@ static json_t *stats_of(const struct sl_mcp_backend *be, const char *id, char *w
 
 void tool_container_health(const struct sl_mcp_backend *be, json_t *args, struct tool_out *o)
 {
-	const char *id = arg_str(args, "container", ""), *since = arg_str(args, "since", "15m");
+	const char *id = arg_str(args, "container", ""), *since = arg_str(args, "since", "15m"), *rq_mod = NULL;
 	char why[400], err[400];
-	json_t *absent = json_array(), *body, *e;
-	size_t nk;
+	json_t *absent = json_array();
+	size_t nk, i;
 	json_t *stats = stats_of(be, id, why, sizeof(why), o);
-	json_t *sched = view_of(be, "sched", id, absent, &body, o);
-	json_decref(body);
-	json_t *faults = faults_query(be, id, since, 3, NULL, 20, &nk, err, sizeof(err), o);
+	json_t *views = module_views(be, id, absent, err, sizeof(err), o);
+	json_t *faults = views ? faults_query(be, id, since, 3, NULL, 20, &nk, err, sizeof(err), o) : NULL;
 	if (o->forbidden || !faults) {
 		json_decref(stats);
-		json_decref(sched);
+		json_decref(views);
 		json_decref(absent);
 		json_decref(faults);
 		tool_fail(o, "container_health: %s", err);
 		return;
 	}
-	e = json_array_get(sched, 0);
+	/* the runqueue figures: the view entry with "interval"."wait_seconds" */
+	json_t *e = entry_with(views, "interval", &rq_mod);
 	json_t *iv = json_object_get(e, "interval"), *th = json_object_get(e, "throttling");
-	json_t *pressure = json_object_get(json_object_get(stats, "workload") ?: stats, "pressure");
+	json_t *pressure = json_object_get(stats, "pressure");
+	if (!pressure)
+		pressure = json_object_get(json_object_get(stats, "workload"), "pressure");
 	tool_printf(o, "container %s\n", id);
 	if (stats)
-		tool_printf(o, "statistics: present (workload statistics: CPU, memory, I/O%s)\n", pressure ? ", pressure" : "");
+		tool_printf(o, "statistics: present (CPU, memory, I/O%s)\n", pressure ? ", pressure (PSI)" : "");
 	else
 		tool_printf(o, "statistics: none (%s)\n", why);
-	if (iv)
-		tool_printf(o, "runqueue (last interval): %lld waits, p99 %.3f ms, max %.3f ms, %.1f%% of runnable time waiting\n",
-			    (long long)json_integer_value(json_object_get(iv, "waits")),
-			    json_number_value(json_object_get(iv, "p99_seconds")) * 1e3,
-			    json_number_value(json_object_get(iv, "max_seconds")) * 1e3,
-			    json_number_value(json_object_get(iv, "runnable_wait_share")) * 100);
+	if (iv && json_object_get(iv, "wait_seconds"))
+		tool_printf(o, "runqueue (last interval, %s): %lld waits, p99 %.3f ms, max %.3f ms, %.1f%% of runnable time waiting\n",
+			    rq_mod, (long long)json_integer_value(json_object_get(iv, "waits")), num(iv, "p99_seconds") * 1e3,
+			    num(iv, "max_seconds") * 1e3, num(iv, "runnable_wait_share") * 100);
 	else
-		tool_printf(o, "runqueue: no sched entry for this container\n");
+		tool_printf(o, "runqueue: no module view has runqueue figures for this container\n");
 	if (json_is_object(th))
 		tool_printf(o, "throttling: %lld of %lld periods throttled, %.3f s (last interval: %lld, %.3f s)\n",
 			    (long long)json_integer_value(json_object_get(th, "nr_throttled")),
-			    (long long)json_integer_value(json_object_get(th, "nr_periods")),
-			    json_number_value(json_object_get(th, "throttled_seconds")),
+			    (long long)json_integer_value(json_object_get(th, "nr_periods")), num(th, "throttled_seconds"),
 			    (long long)json_integer_value(json_object_get(th, "interval_nr_throttled")),
-			    json_number_value(json_object_get(th, "interval_throttled_seconds")));
+			    num(th, "interval_throttled_seconds"));
 	tool_printf(o, "%zu event(s) of severity warning or worse since %s\n", json_array_size(faults), since);
-	size_t i;
 	json_t *ev;
 	json_array_foreach(faults, i, ev) tool_printf(o, "- %s %s [%s]\n", json_string_value(json_object_get(ev, "time")),
 						       json_string_value(json_object_get(ev, "type")),
 						       json_string_value(json_object_get(ev, "severity")));
-	o->structured = json_pack("{s:s, s:o, s:O?, s:O?, s:O?, s:O?, s:o, s:o}", "container", id, "statistics",
+	o->structured = json_pack("{s:s, s:o, s:O?, s:O?, s:O?, s:O?, s:o, s:o, s:o}", "container", id, "statistics",
 				  stats ? stats : json_null(), "runqueue", iv, "throttling", th, "neighbours",
-				  json_object_get(e, "neighbours"), "pressure", pressure, "faults", faults, "absent", absent);
-	json_decref(sched);
-}
-
-static double num(json_t *o, const char *k)
-{
-	return json_number_value(json_object_get(o, k));
+				  json_object_get(e, "neighbours"), "pressure", pressure, "faults", faults, "views", views,
+				  "absent", absent);
 }
 
 /* One component of latency: seconds in the last interval and its source. */
 static void component(json_t *comps, const char *what, double seconds, const char *source, json_t *detail)
 {
 	json_array_append_new(comps, json_pack("{s:s, s:f, s:s, s:o}", "component", what, "seconds", seconds, "source",
-					       source, "detail", detail ? detail : json_null()));
+					       source ? source : "?", "detail", detail ? detail : json_null()));
 }
 
 static int by_seconds_desc(const void *a, const void *b)
@@ -150,58 +189,46 @@ static int by_seconds_desc(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static int latency_kind(const char *module, const char *kind)
+/* The components of one view entry e of module m, by the views' shared
+ * conventions (docs/MCP.md "explain_latency"): "interval"."wait_seconds"
+ * (runqueue wait), "throttling"."interval_throttled_seconds" (CFS
+ * throttling), and every key K whose object has "interval"."seconds"
+ * (time spent in K in the interval: memory reclaim, compaction, ... and
+ * what later modules declare the same way). */
+static void components_of(json_t *comps, const char *m, json_t *e)
 {
-	(void)kind;
-	return !strcmp(module, "sched") || !strcmp(module, "mem") || !strcmp(module, "io") || !strcmp(module, "stall");
+	json_t *iv = json_object_get(e, "interval"), *th = json_object_get(e, "throttling"), *v;
+	const char *k;
+	if (json_is_number(json_object_get(iv, "wait_seconds")))
+		component(comps, "runqueue wait", num(iv, "wait_seconds"), m,
+			  json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}", "p50_seconds", json_object_get(iv, "p50_seconds"),
+				    "p99_seconds", json_object_get(iv, "p99_seconds"), "max_seconds",
+				    json_object_get(iv, "max_seconds"), "runnable_wait_share",
+				    json_object_get(iv, "runnable_wait_share"), "internal_seconds",
+				    json_object_get(iv, "internal_seconds"), "external_seconds",
+				    json_object_get(iv, "external_seconds"), "neighbours", json_object_get(e, "neighbours")));
+	if (json_is_number(json_object_get(th, "interval_throttled_seconds")))
+		component(comps, "cpu throttling (CFS quota)", num(th, "interval_throttled_seconds"), m, json_incref(th));
+	json_object_foreach(e, k, v)
+	{
+		json_t *vi = json_object_get(v, "interval");
+		if (json_is_object(v) && json_is_number(json_object_get(vi, "seconds"))) {
+			char what[96];
+			snprintf(what, sizeof(what), "%s %.64s", m, k);
+			component(comps, what, num(vi, "seconds"), m, json_incref(v));
+		}
+	}
 }
 
 void tool_explain_latency(const struct sl_mcp_backend *be, json_t *args, struct tool_out *o)
 {
 	const char *id = arg_str(args, "container", ""), *since = arg_str(args, "since", "15m");
-	json_t *absent = json_array(), *comps = json_array(), *views = json_object(), *body;
+	json_t *absent = json_array(), *comps = json_array(), *v, *e;
 	char err[400];
-	size_t nk;
+	size_t nk, i, x;
 
-	json_t *sched = view_of(be, "sched", id, absent, &body, o);
-	double interval = num(body, "interval_seconds");
-	json_decref(body);
-	json_t *e = json_array_get(sched, 0), *iv = json_object_get(e, "interval");
-	if (iv) {
-		json_t *nb = json_object_get(e, "neighbours");
-		component(comps, "runqueue wait", num(iv, "wait_seconds"), "sched",
-			  json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O?}", "p50_seconds", json_object_get(iv, "p50_seconds"),
-				    "p99_seconds", json_object_get(iv, "p99_seconds"), "max_seconds",
-				    json_object_get(iv, "max_seconds"), "runnable_wait_share",
-				    json_object_get(iv, "runnable_wait_share"), "internal_seconds",
-				    json_object_get(iv, "internal_seconds"), "external_seconds",
-				    json_object_get(iv, "external_seconds"), "neighbours", nb));
-	}
-	json_t *th = json_object_get(e, "throttling");
-	if (json_is_object(th))
-		component(comps, "cpu throttling (CFS quota)", num(th, "interval_throttled_seconds"), "sched",
-			  json_incref(th));
-	json_t *mem = view_of(be, "mem", id, absent, &body, o);
-	json_decref(body);
-	json_t *me = json_array_get(mem, 0);
-	static const char *const mem_kinds[] = {"direct_reclaim", "memcg_reclaim", "compaction", "throttle"};
-	for (size_t i = 0; me && i < 4; i++) {
-		json_t *k = json_object_get(me, mem_kinds[i]);
-		if (json_is_object(k)) {
-			char what[64];
-			snprintf(what, sizeof(what), "memory %s", mem_kinds[i]);
-			component(comps, what, num(json_object_get(k, "interval"), "seconds"), "mem", json_incref(k));
-		}
-	}
-	for (size_t i = 0; i < sizeof(extra_views) / sizeof(extra_views[0]); i++) {
-		json_t *x = view_of(be, extra_views[i], id, absent, &body, o);
-		json_decref(body);
-		if (x)
-			json_object_set_new(views, extra_views[i], x);
-	}
-	json_t *events = faults_query(be, id, since, 2, latency_kind, 20, &nk, err, sizeof(err), o);
-	json_decref(sched);
-	json_decref(mem);
+	json_t *views = module_views(be, id, absent, err, sizeof(err), o);
+	json_t *events = views ? faults_query(be, id, since, 2, NULL, 20, &nk, err, sizeof(err), o) : NULL;
 	if (o->forbidden || !events) {
 		json_decref(absent);
 		json_decref(comps);
@@ -210,33 +237,51 @@ void tool_explain_latency(const struct sl_mcp_backend *be, json_t *args, struct 
 		tool_fail(o, "explain_latency: %s", err);
 		return;
 	}
+	double interval = 0;
+	json_array_foreach(views, i, v)
+	{
+		const char *m = json_string_value(json_object_get(v, "module"));
+		if (num(v, "interval_seconds") > interval)
+			interval = num(v, "interval_seconds");
+		json_array_foreach(json_object_get(v, "entries"), x, e) components_of(comps, m, e);
+	}
 	/* largest first: where the container's time went, as measured */
-	size_t n = json_array_size(comps), i;
-	json_t **v = calloc(n ? n : 1, sizeof(*v)), *sorted = json_array();
-	for (i = 0; v && i < n; i++)
-		v[i] = json_array_get(comps, i);
-	if (v)
-		qsort(v, n, sizeof(*v), by_seconds_desc);
-	tool_printf(o, "container %s: latency evidence for the last %.1f s interval of the module views%s\n", id,
-		    interval, n ? "" : " (no sched or mem entry for it)");
-	for (i = 0; v && i < n; i++) {
-		json_array_append(sorted, v[i]);
-		tool_printf(o, "- %s: %.6f s (%s)\n", json_string_value(json_object_get(v[i], "component")),
-			    num(v[i], "seconds"), json_string_value(json_object_get(v[i], "source")));
+	size_t n = json_array_size(comps);
+	json_t **sv = calloc(n ? n : 1, sizeof(*sv)), *sorted = json_array();
+	for (i = 0; sv && i < n; i++)
+		sv[i] = json_array_get(comps, i);
+	if (sv)
+		qsort(sv, n, sizeof(*sv), by_seconds_desc);
+	tool_printf(o, "container %s: time lost in the last %.1f s interval of the module views, largest first%s\n", id,
+		    interval, n ? "" : " (no module view has figures for it)");
+	for (i = 0; sv && i < n; i++) {
+		json_array_append(sorted, sv[i]);
+		tool_printf(o, "- %s: %.6f s (module %s)\n", json_string_value(json_object_get(sv[i], "component")),
+			    num(sv[i], "seconds"), json_string_value(json_object_get(sv[i], "source")));
+		json_t *d = json_object_get(sv[i], "detail");
+		if (json_object_get(d, "runnable_wait_share")) {
+			json_t *top = json_array_get(json_object_get(d, "neighbours"), 0);
+			const char *who = json_string_value(json_object_get(top, "container_id"));
+			tool_printf(o, "  p99 %.3f ms, %.1f%% of runnable time waiting; behind other cgroups %.6f s, behind its own tasks %.6f s%s%.12s\n",
+				    num(d, "p99_seconds") * 1e3, num(d, "runnable_wait_share") * 100, num(d, "external_seconds"),
+				    num(d, "internal_seconds"), top ? "; top neighbour " : "",
+				    top ? (who && *who ? who : "host") : "");
+		}
 	}
-	free(v);
+	free(sv);
 	json_decref(comps);
-	if (iv) {
-		json_t *top = json_array_get(json_object_get(e, "neighbours"), 0);
-		tool_printf(o, "runqueue: p99 %.3f ms, %.1f%% of runnable time waiting; caused by other cgroups %.6f s, by its own tasks %.6f s%s%s\n",
-			    num(iv, "p99_seconds") * 1e3, num(iv, "runnable_wait_share") * 100, num(iv, "external_seconds"),
-			    num(iv, "internal_seconds"), top ? "; top neighbour " : "",
-			    top ? (json_string_value(json_object_get(top, "container_id")) ?: json_string_value(json_object_get(top, "comm")) ?: "?") : "");
-	}
+	tool_printf(o, "evidence read from the views of module(s):");
+	json_array_foreach(views, i, v) tool_printf(o, " %s", json_string_value(json_object_get(v, "module")));
+	tool_printf(o, "%s; any other evidence (I/O latency, hung tasks, stalls) is absent: its module is not in this agent, not running, or has no figures for the container\n",
+		    json_array_size(views) ? "" : " none");
 	json_t *a;
-	json_array_foreach(absent, i, a) tool_printf(o, "- %s: %s\n", json_string_value(json_object_get(a, "module")),
+	json_array_foreach(absent, i, a) tool_printf(o, "- module %s: no evidence (%s)\n",
+						      json_string_value(json_object_get(a, "module")),
 						      json_string_value(json_object_get(a, "reason")));
-	tool_printf(o, "%zu latency-related event(s) since %s\n", json_array_size(events), since);
+	tool_printf(o, "%zu event(s) of severity notice or worse since %s\n", json_array_size(events), since);
+	json_array_foreach(events, i, e) tool_printf(o, "- %s %s [%s]\n", json_string_value(json_object_get(e, "time")),
+						      json_string_value(json_object_get(e, "type")),
+						      json_string_value(json_object_get(e, "severity")));
 	o->structured = json_pack("{s:s, s:f, s:o, s:o, s:o, s:o, s:s}", "container", id, "interval_seconds", interval,
 				  "components", sorted, "views", views, "absent", absent, "events", events, "since", since);
 }

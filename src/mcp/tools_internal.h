@@ -61,14 +61,15 @@ void tool_get_profile(const struct sl_mcp_backend *be, json_t *args, struct tool
 void tool_diff_profiles(const struct sl_mcp_backend *be, json_t *args, struct tool_out *o);
 void tool_list_captures(const struct sl_mcp_backend *be, json_t *args, struct tool_out *o);
 
-/* Faults query shared by recent_faults, hw_faults and container_health:
- * events since `since` (API time form), of container (may be NULL), with
- * an event severity >= min_rank, of the kinds accepted by want (module and
- * kind name; NULL: every kind); at most limit, newest first. Returns a new
- * array, or NULL when the API failed (reason in err, o marked). *nkinds
- * gets the number of kinds queried. */
+/* Faults query shared by recent_faults, hw_faults, container_health and
+ * explain_latency: events of every kind the schema lists, since `since`
+ * (API time form), of container (may be NULL), with an event severity >=
+ * min_rank and accepted by keep (NULL: all); at most limit, newest first,
+ * each with its kind's "module" added. Returns a new array, or NULL when the
+ * API failed (reason in err, o marked). *nkinds gets the number of kinds
+ * queried. */
 json_t *faults_query(const struct sl_mcp_backend *be, const char *container, const char *since, int min_rank,
-		     int (*want)(const char *module, const char *kind), size_t limit, size_t *nkinds, char *err,
-		     size_t errlen, struct tool_out *o);
+		     int (*keep)(json_t *ev), size_t limit, size_t *nkinds, char *err, size_t errlen,
+		     struct tool_out *o);
 
 #endif

@@ -47,11 +47,11 @@ void tool_capture_profile(const struct sl_mcp_backend *be, json_t *args, struct 
 		return;
 	}
 	const char *id = json_string_value(json_object_get(rec, "id"));
-	tool_printf(o, "capture %s started: %s of %s for %lld s (status %s); read it with get_profile {\"id\":\"%s\",\"wait_s\":%lld}\n",
+	tool_printf(o, "capture %s started: %s of %s for %.0f s (status %s); read it with get_profile {\"id\":\"%s\",\"wait_s\":%lld}\n",
 		    id ? id : "?", json_string_value(json_object_get(rec, "type")), c ? c : pod ? pod : "pid",
-		    (long long)json_integer_value(json_object_get(rec, "duration_s")),
+		    json_number_value(json_object_get(rec, "duration_s")),
 		    json_string_value(json_object_get(rec, "status")), id ? id : "?",
-		    (long long)json_integer_value(json_object_get(rec, "duration_s")) + 5);
+		    (long long)json_number_value(json_object_get(rec, "duration_s")) + 5);
 	o->structured = json_pack("{s:s, s:s, s:O}", "id", id ? id : "", "status",
 				  json_string_value(json_object_get(rec, "status")) ?: "", "record", rec);
 	json_decref(rec);
