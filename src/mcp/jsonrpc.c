@@ -25,7 +25,7 @@ int sl_mcp_parse(const char *buf, size_t len, struct sl_mcp_msg *m, json_t **err
 	json_error_t je;
 	memset(m, 0, sizeof(*m));
 	*err_id = NULL;
-	m->root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	m->root = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
 	if (!m->root) {
 		snprintf(err, errlen, "parse error: %s (at byte %d)", je.text, je.position);
 		return SL_MCP_PARSE_ERROR;
