@@ -32,12 +32,11 @@ SKELS := $(patsubst bpf/%.bpf.c,$(B)/skel/%.skel.h,$(BPF_SRCS))
 # libslcommon.a. Everything else but the mains: libsandlens.a.
 COMMON_SRCS := $(wildcard src/common/*.c)
 COMMON_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(COMMON_SRCS))
-LIB_SRCS := $(wildcard src/cgroup/*.c src/store/*.c src/mcp/*.c \
+LIB_SRCS := $(wildcard src/cgroup/*.c src/store/*.c \
 	src/modules/*.c src/api/*.c src/stats/*.c src/profile/*.c src/task/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c)) \
 	$(wildcard src/export/*.c src/opentelemetry/proto/*/v1/*.pb-c.c src/opentelemetry/proto/collector/*/v1/*.pb-c.c)
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
-# src/mcp (the MCP server, transport-independent) is linked into both
-CLI_SRCS := $(wildcard src/cli/*.c src/mcp/*.c)
+CLI_SRCS := $(wildcard src/cli/*.c)
 CLI_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(CLI_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))

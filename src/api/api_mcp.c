@@ -20,7 +20,7 @@
 
 #include "api/api_internal.h"
 #include "common/log.h"
-#include "mcp/mcp.h"
+#include "common/mcp.h"
 
 #define MOD "api"
 

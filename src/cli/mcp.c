@@ -16,7 +16,7 @@
 
 #include "cli/cli.h"
 #include "cli/mcp.h"
-#include "mcp/mcp.h"
+#include "common/mcp.h"
 
 static int backend_request(void *ctx, const char *method, const char *path, const char *body, long *status,
 			   char **resp, char *err, size_t errlen)

@@ -1,4 +1,4 @@
-/* The MCP server's transport-independent core (src/mcp): the JSON-RPC
+/* The MCP server's transport-independent core (src/common/mcp*.c): the JSON-RPC
  * message checks, the dispatcher of both revisions (2025-11-25 handshake,
  * 2026-07-28 per-request _meta and HTTP header rules), and tools run
  * against a fake REST API backend (canned answers by path, requests
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "mcp/mcp.h"
+#include "common/mcp.h"
 
 /* ---- the fake API ---- */
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp/tools_internal.h"
+#include "common/mcp_tools.h"
 
 static double num(json_t *o, const char *k)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp/mcp.h"
+#include "common/mcp.h"
 
 void sl_mcp_msg_free(struct sl_mcp_msg *m)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp/tools_internal.h"
+#include "common/mcp_tools.h"
 
 static void vappend(struct tool_out *o, const char *fmt, va_list ap)
 {

@@ -3,7 +3,10 @@
  * handshake) and 2026-07-28 (stateless: version and client capabilities in
  * each request's _meta), and the tools. Transport-independent: the stdio
  * transport (src/cli/mcp.c) and the HTTP route /mcp (src/api/api_mcp.c)
- * hand each message to sl_mcp_handle and send what it answers.
+ * hand each message to sl_mcp_handle and send what it answers. In
+ * src/common because both binaries link it (the CLI links no daemon code):
+ * mcp_jsonrpc.c, mcp_protocol.c, mcp_tools*.c; jansson only, no I/O of its
+ * own (the backend does the requests).
  *
  * The tools read the agent only through the local REST API, as requests
  * made through a backend (struct sl_mcp_backend): over HTTP from the CLI, in
@@ -11,8 +14,8 @@
  * access rules hold as for the REST API: what it withholds from a reader
  * (argv, stacks: the task routes) the tools withhold too.
  */
-#ifndef SANDLENS_MCP_H
-#define SANDLENS_MCP_H
+#ifndef SANDLENS_COMMON_MCP_H
+#define SANDLENS_COMMON_MCP_H
 
 #include <jansson.h>
 #include <stddef.h>
@@ -88,7 +91,7 @@ void sl_mcp_handle(const struct sl_mcp_backend *be, enum sl_mcp_transport tr,
 		   const struct sl_mcp_http_headers *h, struct sl_mcp_session *s, const char *msg, size_t len,
 		   struct sl_mcp_reply *out);
 
-/* ---- jsonrpc.c: message shape and answers (pure) ---- */
+/* ---- mcp_jsonrpc.c: message shape and answers (pure) ---- */
 
 /* What a parsed message is. */
 enum sl_mcp_kind { SL_MCP_REQUEST, SL_MCP_NOTIFICATION, SL_MCP_RESPONSE };
@@ -117,7 +120,7 @@ char *sl_mcp_result_text(json_t *id, json_t *result);
  * stolen, may be NULL). NULL when out of memory. */
 char *sl_mcp_error_text(json_t *id, int code, const char *message, json_t *data);
 
-/* ---- tools.c ---- */
+/* ---- mcp_tools.c ---- */
 
 /* The tools/list "tools" array (new reference). */
 json_t *sl_mcp_tools_list(void);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "mcp/tools_internal.h"
+#include "common/mcp_tools.h"
 
 static int id_ok(const char *id)
 {

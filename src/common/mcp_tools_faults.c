@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp/tools_internal.h"
+#include "common/mcp_tools.h"
 
 /* A kind whose declared severity is below the minimum may still compute a
  * worse one per event (exit: warning when killed by a signal): its newest

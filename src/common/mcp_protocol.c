@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp/mcp.h"
+#include "common/mcp.h"
 
 #define SERVER_NAME "sandlens"
 #define SERVER_VERSION "0.1.0"

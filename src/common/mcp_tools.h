@@ -1,11 +1,11 @@
-/* Shared by the tool files of src/mcp (not for use outside it). */
-#ifndef SANDLENS_MCP_TOOLS_INTERNAL_H
-#define SANDLENS_MCP_TOOLS_INTERNAL_H
+/* Shared by the MCP tool files (src/common/mcp_tools*.c; not for use outside them). */
+#ifndef SANDLENS_COMMON_MCP_TOOLS_H
+#define SANDLENS_COMMON_MCP_TOOLS_H
 
 #include <jansson.h>
 #include <stddef.h>
 
-#include "mcp/mcp.h"
+#include "common/mcp.h"
 
 /* What a tool produced: structured (an object, owned), the text summary
  * (growing buffer), or a failure. */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcp/tools_internal.h"
+#include "common/mcp_tools.h"
 
 #define S_CONTAINER "\"container\":{\"type\":\"string\",\"minLength\":1,\"description\":\"container id, or a prefix of at least 4 characters (list_containers)\"}"
 #define S_SINCE(d) "\"since\":{\"type\":\"string\",\"minLength\":1,\"description\":\"start of the window: a duration ago (90s, 15m, 2h, 7d), RFC 3339, or ns since the epoch; default " d "\"}"
