@@ -161,7 +161,7 @@ enum MHD_Result sl_api_mcp_request(struct sl_api *api, struct MHD_Connection *c,
 		return send_rpc_error(c, 413, SL_MCP_INVALID_REQUEST, msg, NULL);
 	}
 	struct local_ctx lc = {api, caller};
-	struct sl_mcp_backend be = {local_request, &lc};
+	struct sl_mcp_backend be = {local_request, &lc, 0}; /* no wait on an API thread */
 	struct sl_mcp_http_headers h = {hdr(c, "MCP-Protocol-Version"), hdr(c, "Mcp-Method"), hdr(c, "Mcp-Name")};
 	struct sl_mcp_reply r;
 	sl_mcp_handle(&be, SL_MCP_HTTP, &h, NULL, u->buf ? u->buf : "", u->len, &r);

@@ -80,7 +80,7 @@ static long read_line(FILE *in, char **buf, size_t *cap, size_t max)
 
 int cli_mcp_serve(struct cli_conn *c, FILE *in, FILE *out)
 {
-	struct sl_mcp_backend be = {backend_request, c};
+	struct sl_mcp_backend be = {backend_request, c, 60};
 	struct sl_mcp_session s = {0};
 	char *line = NULL;
 	size_t cap = 0;

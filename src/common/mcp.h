@@ -57,6 +57,9 @@ struct sl_mcp_backend {
 	int (*request)(void *ctx, const char *method, const char *path, const char *body, long *status,
 		       char **resp, char *err, size_t errlen);
 	void *ctx;
+	/* get_profile's wait_s is cut to this (seconds): the stdio server may
+	 * wait, the agent's /mcp route may not hold an API thread (0) */
+	int max_wait_s;
 };
 
 enum sl_mcp_transport { SL_MCP_STDIO, SL_MCP_HTTP };

@@ -66,7 +66,7 @@ static const struct tool tools[] = {
 	 tool_capture_profile},
 	{"get_profile", "Read a profile",
 	 "A capture's state and, once done, its top frames by self time (function, module, self, total, share).",
-	 "{\"type\":\"object\",\"properties\":{" S_ID("id") "," S_TOP ",\"wait_s\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60,\"description\":\"wait up to this long for the capture to end (default 0)\"}},\"required\":[\"id\"],\"additionalProperties\":false}",
+	 "{\"type\":\"object\",\"properties\":{" S_ID("id") "," S_TOP ",\"wait_s\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60,\"description\":\"wait up to this long for the capture to end (default 0; over HTTP /mcp no wait: poll)\"}},\"required\":[\"id\"],\"additionalProperties\":false}",
 	 OUT("\"id\",\"status\"", ",\"id\":{\"type\":\"string\"},\"status\":{\"type\":\"string\"},\"top\":{\"type\":\"array\"}"), 1,
 	 tool_get_profile},
 	{"diff_profiles", "Compare two profiles",

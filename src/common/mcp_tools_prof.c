@@ -101,7 +101,8 @@ void tool_get_profile(const struct sl_mcp_backend *be, json_t *args, struct tool
 		tool_fail(o, "get_profile: id '%.64s' has characters outside [A-Za-z0-9-]", id);
 		return;
 	}
-	json_t *rec = record_of(be, id, arg_int(args, "wait_s", 0), err, sizeof(err), o);
+	long long wait = arg_int(args, "wait_s", 0);
+	json_t *rec = record_of(be, id, wait < be->max_wait_s ? wait : be->max_wait_s, err, sizeof(err), o);
 	if (!rec) {
 		tool_fail(o, "get_profile: %s", err);
 		return;

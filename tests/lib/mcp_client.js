@@ -79,12 +79,23 @@ async function main() {
 	calls.push(await call(client, 'recent_faults', { limit: 0 })); // out of range: a tool error
 	const a = await call(client, 'capture_profile', { container: c, duration_s: 2 });
 	calls.push(a);
+	// get_profile until the capture ended (HTTP /mcp does not wait: poll)
+	async function done(id, top) {
+		let r;
+		for (let i = 0; i < 60; i++) {
+			r = await call(client, 'get_profile', { id, wait_s: 10, top });
+			if (!r.ok || !r.structured || ['done', 'failed', 'cancelled'].includes(r.structured.status))
+				break;
+			await new Promise((res) => setTimeout(res, 500));
+		}
+		return r;
+	}
 	if (cfg.admin && a.ok && a.structured) {
-		calls.push(await call(client, 'get_profile', { id: a.structured.id, wait_s: 30 }));
+		calls.push(await done(a.structured.id, 20));
 		const b = await call(client, 'capture_profile', { container: c, duration_s: 1, kind: 'off_cpu' });
 		calls.push(b);
 		if (b.ok && b.structured) {
-			calls.push(await call(client, 'get_profile', { id: b.structured.id, wait_s: 30, top: 5 }));
+			calls.push(await done(b.structured.id, 5));
 			calls.push(await call(client, 'diff_profiles', { a: a.structured.id, b: b.structured.id, top: 5 }));
 		}
 		calls.push(await call(client, 'list_captures', { limit: 5 }));

@@ -46,7 +46,7 @@ static int fake_request(void *ctx, const char *method, const char *path, const c
 	*resp = strdup("{\"error\":{\"code\":\"NOT_FOUND\",\"message\":\"no route\"}}");
 	return 0;
 }
-static const struct sl_mcp_backend be = {fake_request, NULL};
+static const struct sl_mcp_backend be = {fake_request, NULL, 0};
 
 /* Handles msg, returns the parsed answer (NULL when none) and the status. */
 static json_t *handle(enum sl_mcp_transport tr, const struct sl_mcp_http_headers *h, struct sl_mcp_session *s,
