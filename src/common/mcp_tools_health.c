@@ -145,9 +145,15 @@ void tool_container_health(const struct sl_mcp_backend *be, json_t *args, struct
 	/* the runqueue figures: the view entry with "interval"."wait_seconds" */
 	json_t *e = entry_with(views, "interval", &rq_mod);
 	json_t *iv = json_object_get(e, "interval"), *th = json_object_get(e, "throttling");
-	json_t *pressure = json_object_get(stats, "pressure");
-	if (!pressure)
-		pressure = json_object_get(json_object_get(stats, "workload"), "pressure");
+	/* PSI is per member (docs/STATS.md): the member that is this
+	 * container, else the first (a pod's id) */
+	json_t *mem, *pressure = NULL;
+	json_array_foreach(json_object_get(stats, "containers"), i, mem)
+	{
+		const char *mid = json_string_value(json_object_get(mem, "id"));
+		if (!pressure || (mid && !strncmp(mid, id, strlen(id))))
+			pressure = json_object_get(mem, "pressure");
+	}
 	tool_printf(o, "container %s\n", id);
 	if (stats)
 		tool_printf(o, "statistics: present (CPU, memory, I/O%s)\n", pressure ? ", pressure (PSI)" : "");

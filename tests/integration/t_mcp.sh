@@ -61,6 +61,12 @@ for _ in $(seq 1 50); do
 	sleep 0.2
 done
 
+# and the statistics collector has read it (stats.interval, 5 s)
+for _ in $(seq 1 75); do
+	curl -sf -m 5 "$SL_API/api/v1/workloads/$CID/stats" >/dev/null && break
+	sleep 0.2
+done
+
 client() { # NAME CONFIG_JSON: the report in $SL_TMP/NAME.json
 	timeout 150 node "$ROOT/tests/lib/mcp_client.js" "$NODE_DIR" "$2" >"$SL_TMP/$1.json" 2>"$SL_LOGDIR/$1.stderr"
 	local rc=$?
@@ -95,8 +101,8 @@ for r in $RUNS; do
 	check "9 tools, each with input and output schema; read-only all but capture_profile" $r \
 		'(.tools | length) == 9 and all(.tools[]; .hasInput and .hasOutput and (.readOnly == (.name != "capture_profile")))'
 	check "list_containers has the container" $r "$(call list_containers) | .ok and (.isError | not) and any(.structured.containers[]; .container_id == \"$CID\")"
-	check "container_health: runqueue figures and the crash" $r \
-		"$(call container_health) | .ok and .structured.runqueue.waits >= 0 and any(.structured.faults[]; .type == \"exit\" and .signal == 11)"
+	check "container_health: statistics, PSI pressure, runqueue figures and the crash" $r \
+		"$(call container_health) | .ok and .structured.statistics.cpu_usage_usec > 0 and (.structured.pressure | type) == \"object\" and .structured.runqueue.waits >= 0 and any(.structured.faults[]; .type == \"exit\" and .signal == 11)"
 	check "recent_faults (all, and of the container) has the SIGSEGV exit" $r \
 		"($(call recent_faults 0) | any(.structured.faults[]; .container_id == \"$CID\" and .severity == \"warning\")) and ($(call recent_faults 1) | .structured.count >= 1 and all(.structured.faults[]; .container_id == \"$CID\"))"
 	check "recent_faults limit 0 is a tool error naming the argument" $r "$(call recent_faults 2) | .ok and .isError and (.text | test(\"limit\"))"
