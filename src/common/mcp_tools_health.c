@@ -77,7 +77,10 @@ static json_t *module_views(const struct sl_mcp_backend *be, const char *id, jso
 			continue;
 		}
 		snprintf(path, sizeof(path), "/api/v1/%s", name);
-		if (api_get(be, path, &j, &st, why, sizeof(why), o)) {
+		/* o NULL: an admin_only view refusing a reader (403) makes that
+		 * module absent, not the whole tool refused */
+		(void)o;
+		if (api_get(be, path, &j, &st, why, sizeof(why), NULL)) {
 			if (st != 404) /* 404: the module declares no view */
 				json_array_append_new(absent, json_pack("{s:s, s:s}", "module", name, "reason", why));
 			continue;
@@ -107,6 +110,28 @@ static json_t *entry_with(json_t *views, const char *k, const char **module)
 	return NULL;
 }
 
+/* The full id of the one container of the store whose id begins with id
+ * (>= 4 characters; the statistics route wants a full id), else id. */
+static const char *full_id(const struct sl_mcp_backend *be, const char *id, char *buf, size_t size)
+{
+	json_t *j, *c;
+	long st;
+	char err[300];
+	size_t i, n = strlen(id), hits = 0;
+	if (n < 4 || api_get(be, "/api/v1/containers", &j, &st, err, sizeof(err), NULL))
+		return id;
+	json_array_foreach(json_object_get(j, "containers"), i, c)
+	{
+		const char *cid = json_string_value(json_object_get(c, "container_id"));
+		if (cid && !strncmp(cid, id, n) && strlen(cid) < size) {
+			snprintf(buf, size, "%s", cid);
+			hits++;
+		}
+	}
+	json_decref(j);
+	return hits == 1 ? buf : id;
+}
+
 /* Workload statistics of id: the object or NULL (reason noted). */
 static json_t *stats_of(const struct sl_mcp_backend *be, const char *id, char *why, size_t whylen,
 			struct tool_out *o)
@@ -116,7 +141,10 @@ static json_t *stats_of(const struct sl_mcp_backend *be, const char *id, char *w
 	long st;
 	size_t n = strlen(path);
 	for (const char *p = id; *p && n + 4 < sizeof(path) - 8; p++) /* ids are [A-Za-z0-9._-] */
-		path[n++] = strchr("/?#%&", *p) ? '_' : *p;
+		path[n++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+				    (*p && strchr("._-", *p))
+				    ? *p
+				    : '_';
 	snprintf(path + n, sizeof(path) - n, "/stats");
 	if (api_get(be, path, &j, &st, err, sizeof(err), o)) {
 		snprintf(why, whylen, "%s", err);
@@ -131,7 +159,8 @@ void tool_container_health(const struct sl_mcp_backend *be, json_t *args, struct
 	char why[400], err[400];
 	json_t *absent = json_array();
 	size_t nk, i;
-	json_t *stats = stats_of(be, id, why, sizeof(why), o);
+	char full[256];
+	json_t *stats = stats_of(be, full_id(be, id, full, sizeof(full)), why, sizeof(why), o);
 	json_t *views = module_views(be, id, absent, err, sizeof(err), o);
 	json_t *faults = views ? faults_query(be, id, since, 3, NULL, 20, &nk, err, sizeof(err), o) : NULL;
 	if (o->forbidden || !faults) {
