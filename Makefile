@@ -146,6 +146,7 @@ FUZZ_SRCS_k8s_names := src/cgroup/k8s_names.c src/cgroup/runc_state.c src/profil
 # from what the objects leave undefined: each an abort())
 FUZZ_SRCS_config := src/agent/config.c $(wildcard src/common/*.c) $(wildcard src/modules/*.c)
 FUZZ_SRCS_api_params := src/api/api_params.c src/common/timefmt.c
+FUZZ_SRCS_mcp := $(wildcard src/common/mcp*.c)
 FUZZ_SRCS_task_spec := src/task/spec.c
 FUZZ_SRCS_maps := src/profile/symbolize_maps.c
 FUZZ_SRCS_kallsyms := src/profile/symbolize_kallsyms.c

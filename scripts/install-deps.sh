@@ -7,14 +7,16 @@
 #                                   examples
 #   scripts/install-deps.sh --test  that, plus the test tools (`make test`,
 #                                   .ci/run): cmocka, runc, busybox, jq,
-#                                   valgrind, Prometheus, Go, chromium, ...
+#                                   valgrind, Prometheus, Go, chromium, Node.js
+#                                   (t_otlp, t_mcp install their npm packages
+#                                   under /tmp themselves), ...
 set -e
 RUN_PKGS="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libmicrohttpd-dev libjansson-dev libsqlite3-dev libyaml-dev libcurl4-openssl-dev
 uthash-dev libc6-dev liburcu-dev libdw-dev libprotobuf-c-dev curl"
 TEST_PKGS="libcmocka-dev sqlite3 runc busybox-static libbpf-tools jq procps iproute2
 valgrind prometheus protobuf-c-compiler golang-go chromium python3 python3-yaml
-libclang-rt-dev e2fsprogs dpkg-dev systemd fio iperf3 nftables fuse3 libfuse3-dev"
+libclang-rt-dev e2fsprogs dpkg-dev systemd fio iperf3 nftables fuse3 libfuse3-dev nodejs"
 case "${1:-}" in
 "") PKGS=$RUN_PKGS ;;
 --test) PKGS="$RUN_PKGS $TEST_PKGS" ;;

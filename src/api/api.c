@@ -305,7 +305,35 @@ void sl_api_routes(void (*cb)(const char *method, const char *path, void *ctx), 
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
 		cb("GET", routes[i].doc ? routes[i].doc : routes[i].path, ctx);
 	cb("GET", SL_API_WATCH_PATH, ctx);
+	cb("POST", "/mcp", ctx);
 	sl_api_tasks_routes(cb, ctx);
+}
+
+void sl_api_route_local(struct sl_api *api, const char *path, const struct sl_api_param *p, size_t n, int redact,
+			struct reply *r)
+{
+	struct sl_module *vm = NULL;
+	const struct sl_api_view *view = NULL;
+	static const char v1[] = "/api/v1/";
+	char msg[200];
+	r->api = api;
+	r->redact = redact;
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
+		size_t pl = strlen(routes[i].path);
+		if (routes[i].fn == sl_api_h_metrics) /* text by reference: not in process */
+			continue;
+		if (routes[i].path[pl - 1] == '/' ? !strncmp(path, routes[i].path, pl) : !strcmp(path, routes[i].path)) {
+			r->arg = path + pl;
+			routes[i].fn(api, p, n, r);
+			return;
+		}
+	}
+	if (!strncmp(path, v1, sizeof(v1) - 1) && !sl_read_view_find(api->a, path + sizeof(v1) - 1, &vm, &view)) {
+		h_view(api, vm, view, p, n, r);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "no route for %.120s (in process)", path);
+	sl_api_reply_error(r, 404, "NOT_FOUND", msg);
 }
 
 /* ---- MHD glue ---- */
@@ -500,6 +528,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			return send_reply(c, &r);
 		}
 	}
+
+	/* the MCP server (api_mcp.c): public; its tools' API requests are
+	 * checked as this caller's */
+	if (!strcmp(url, SL_API_MCP_PATH))
+		return sl_api_mcp_request(api, c, &cs->caller, method, upload, upload_size, con_cls);
 
 	/* the live event stream (api_watch.c) */
 	if (!strcmp(url, SL_API_WATCH_PATH))

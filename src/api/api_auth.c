@@ -30,6 +30,10 @@ enum sl_api_access sl_api_route_access(const char *method, const char *url)
 	static const char tasks[] = "/api/v1/tasks";
 	if (!method || !url)
 		return SL_ACCESS_ADMIN;
+	/* the MCP route: every caller may speak the protocol; each tool's
+	 * requests go through these rules in process (api_mcp.c) */
+	if (!strcmp(url, "/mcp"))
+		return SL_ACCESS_PUBLIC;
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return SL_ACCESS_ADMIN;
 	if (!strncmp(url, tasks, sizeof(tasks) - 1) &&

@@ -52,6 +52,8 @@ enum sl_api_access {
 };
 
 /* The access rule of method on url (path without the query):
+ * - /mcp, any method: PUBLIC (the MCP route applies these rules to each
+ *   tool's API requests, as its caller: src/api/api_mcp.c);
  * - any method other than GET and HEAD (POST, DELETE, ...): ADMIN;
  * - /api/v1/tasks and everything below it (task records echo targets,
  *   progress holds stack frames, results hold stacks and addresses): ADMIN;

@@ -68,6 +68,14 @@ struct reply {
 	struct sl_api *api;
 };
 
+/* A request body being read (*con_cls of the POST routes: the task
+ * create route and /mcp); freed by sl_api_tasks_completed. */
+struct sl_api_upload {
+	char *buf;
+	size_t len;
+	int too_big;
+};
+
 /* Process-wide API counters (sl_api_write_metrics, api_metrics.c). */
 struct sl_api_counters {
 	atomic_ulong cut_header_timeout; /* connections closed: headers not complete in time */
@@ -146,5 +154,36 @@ void sl_api_h_metrics(struct sl_api *api, const struct sl_api_param *p, size_t n
 /* 1 when the request's Accept-Encoding lines, read as one list, take gzip
  * (common/gzpart.h sl_gz_accepted). */
 int sl_api_accepts_gzip(struct MHD_Connection *c);
+
+/* ---- in process (api_local.c, api_mcp.c) ---- */
+
+/* One API request made in process, as caller: method ("GET" or "POST"),
+ * target (path and query, percent-encoded as on the wire), body (NUL-
+ * terminated JSON or NULL). The same routing, parameter checks, access
+ * rules (403 for a non-admin on an admin route; events without argv for a
+ * reader) and bodies as over HTTP, for the JSON routes: /healthz, the
+ * /api/v1 routes, module views and the task routes (not /metrics nor the
+ * event stream: 404). *status gets the HTTP status, *out the body (malloc'd,
+ * NUL-terminated). Returns 0, or -ENOMEM. */
+int sl_api_local(struct sl_api *api, const struct sl_api_caller *caller, const char *method, const char *target,
+		 const char *body, unsigned *status, char **out);
+
+/* api.c: the GET routes and module views for sl_api_local: path (no
+ * query), its checked parameters p[0..n), redact for a non-admin on a
+ * REDACTED route; fills r (body, status). */
+void sl_api_route_local(struct sl_api *api, const char *path, const struct sl_api_param *p, size_t n, int redact,
+			struct reply *r);
+
+/* api_tasks.c: the task routes for sl_api_local (the caller is an admin;
+ * cap_syslog as sl_api_conn_cap_syslog): GET /api/v1/capabilities,
+ * /api/v1/tasks, /api/v1/tasks/{id}, /api/v1/tasks/{id}/result?format=F;
+ * POST /api/v1/tasks (body; follow is refused). Fills r. */
+void sl_api_tasks_local(struct sl_agent *a, const char *method, const char *path, const struct sl_api_param *p,
+			size_t n, const char *body, int cap_syslog, struct reply *r);
+
+/* The MCP route (api_mcp.c, docs/MCP.md): POST /mcp, Streamable HTTP. */
+#define SL_API_MCP_PATH "/mcp"
+enum MHD_Result sl_api_mcp_request(struct sl_api *api, struct MHD_Connection *c, const struct sl_api_caller *caller,
+				   const char *method, const char *upload, size_t *upload_size, void **con_cls);
 
 #endif

@@ -278,19 +278,13 @@ void sl_api_tasks_release_all(struct sl_agent *a)
 
 /* ---- handlers ---- */
 
-struct upload {
-	char *buf;
-	size_t len;
-	int too_big;
-};
-
 void sl_api_tasks_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			    enum MHD_RequestTerminationCode toe)
 {
 	(void)cls;
 	(void)c;
 	(void)toe;
-	struct upload *u = *con_cls;
+	struct sl_api_upload *u = *con_cls;
 	if (u) {
 		free(u->buf);
 		free(u);
@@ -298,19 +292,24 @@ void sl_api_tasks_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 }
 
-static enum MHD_Result create(struct sl_agent *a, struct MHD_Connection *c, struct upload *u)
+static struct sl_task_limits task_limits(struct sl_agent *a)
 {
-	char err[300], id[SL_TASK_ID_LEN];
-	json_error_t je;
-	struct sl_task_spec spec;
 	const struct sl_config *cfg = sl_read_config(a);
-	struct sl_task_limits lim = {
+	return (struct sl_task_limits){
 		.max_duration_ns = cfg->tasks.max_duration_s * 1000000000ull,
 		.default_duration_ns = cfg->tasks.default_duration_s * 1000000000ull,
 		.default_hz = (uint32_t)cfg->tasks.default_hz,
 		.max_hz = (uint32_t)cfg->tasks.max_hz,
 		.default_min_off_cpu_ns = cfg->tasks.off_cpu_min_ns,
 	};
+}
+
+static enum MHD_Result create(struct sl_agent *a, struct MHD_Connection *c, struct sl_api_upload *u)
+{
+	char err[300], id[SL_TASK_ID_LEN];
+	json_error_t je;
+	struct sl_task_spec spec;
+	struct sl_task_limits lim = task_limits(a);
 
 	if (u->too_big) {
 		snprintf(err, sizeof(err), "body larger than %u bytes", SL_API_TASK_BODY_MAX);
@@ -413,7 +412,7 @@ enum MHD_Result sl_api_tasks_request(struct sl_agent *a, struct MHD_Connection *
 	enum MHD_Result ret;
 
 	if (post && !strcmp(url, PREFIX)) {
-		struct upload *u = *con_cls;
+		struct sl_api_upload *u = *con_cls;
 		if (!u) { /* first call: headers only */
 			u = calloc(1, sizeof(*u));
 			if (!u)
@@ -486,4 +485,129 @@ enum MHD_Result sl_api_tasks_request(struct sl_agent *a, struct MHD_Connection *
 	if (sl_tasks_delete(sl_read_tasks(a), id))
 		return send_error(c, 404, "NOT_FOUND", "no such task", NULL);
 	return send_json(c, 200, json_pack("{s:s, s:b}", "id", id, "deleted", 1), NULL);
+}
+
+/* ---- in process (sl_api_local, for the MCP tools) ---- */
+
+static void local_json(struct reply *r, unsigned status, json_t *j)
+{
+	if (!j) {
+		sl_api_reply_error(r, 500, "INTERNAL", "out of memory");
+		return;
+	}
+	r->body = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	r->status = status;
+	r->ctype = "application/json";
+	r->len = r->body ? strlen(r->body) : 0;
+	if (!r->body)
+		sl_api_reply_error(r, 500, "INTERNAL", "out of memory");
+}
+
+static void local_create(struct sl_agent *a, const char *body, struct reply *r)
+{
+	char err[300], id[SL_TASK_ID_LEN];
+	json_error_t je;
+	struct sl_task_spec spec;
+	struct sl_task_limits lim = task_limits(a);
+	json_t *j = body ? json_loads(body, JSON_REJECT_DUPLICATES, &je) : NULL;
+	if (!j) {
+		snprintf(err, sizeof(err), "body: not JSON: %s", body ? je.text : "empty body");
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	int rc = sl_task_spec_parse(j, &lim, &spec, err, sizeof(err));
+	json_decref(j);
+	if (rc) {
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	if (spec.follow) { /* a stream needs a connection */
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", "follow: not offered in process");
+		return;
+	}
+	if (sl_read_refuse_tasks(a, err, sizeof(err))) {
+		sl_api_reply_error(r, 429, "RESOURCE_EXHAUSTED", err);
+		return;
+	}
+	rc = sl_tasks_create(sl_read_tasks(a), &spec, id, err, sizeof(err));
+	switch (rc) {
+	case 0: local_json(r, 201, sl_tasks_get(sl_read_tasks(a), id)); return;
+	case -EBUSY: sl_api_reply_error(r, 429, "RESOURCE_EXHAUSTED", err); return;
+	case -ENOTSUP: sl_api_reply_error(r, 501, "UNIMPLEMENTED", err); return;
+	case -ESHUTDOWN: sl_api_reply_error(r, 503, "UNAVAILABLE", err); return;
+	case -EINVAL: sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err); return;
+	default: sl_api_reply_error(r, 500, "INTERNAL", err); return;
+	}
+}
+
+static void local_result(struct sl_agent *a, const char *id, const char *fmt, int cap_syslog, struct reply *r)
+{
+	char *body = NULL;
+	size_t len = 0;
+	const char *ctype = "application/octet-stream";
+	int rc = sl_tasks_result(sl_read_tasks(a), id, fmt, sl_kaddrs_visible(NULL, cap_syslog), &body, &len, &ctype);
+	switch (rc) {
+	case 0: break;
+	case -ENOENT: sl_api_reply_error(r, 404, "NOT_FOUND", "no such task"); return;
+	case -EAGAIN: sl_api_reply_error(r, 409, "FAILED_PRECONDITION", "the task has not finished yet"); return;
+	case -ENODATA:
+		sl_api_reply_error(r, 409, "FAILED_PRECONDITION", "the task failed or was cancelled: it has no result (see its reason)");
+		return;
+	case -EINVAL: sl_api_reply_error(r, 400, "INVALID_ARGUMENT", "format: not offered for this task"); return;
+	default: sl_api_reply_error(r, 500, "INTERNAL", "reading the result failed"); return;
+	}
+	/* the MCP tools read JSON results only: a NUL-terminated copy */
+	char *t = len <= SL_API_TASK_RESULT_MAX ? realloc(body, len + 1) : NULL;
+	if (!t) {
+		free(body);
+		sl_api_reply_error(r, 500, "INTERNAL", "the result exceeds the response size bound");
+		return;
+	}
+	t[len] = 0;
+	r->body = t;
+	r->len = len;
+	r->status = 200;
+	r->ctype = ctype;
+}
+
+void sl_api_tasks_local(struct sl_agent *a, const char *method, const char *path, const struct sl_api_param *p,
+			size_t n, const char *body, int cap_syslog, struct reply *r)
+{
+	static const char *const fmt_names[] = {"format"};
+	const char *fmt = NULL;
+	char id[SL_TASK_ID_LEN], err[256];
+	int is_result = 0, get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+	int split = sl_api_tasks_split(path, id, sizeof(id), &is_result);
+
+	if (!split && is_result ? sl_api_params_only(p, n, fmt_names, 1, &fmt, err, sizeof(err))
+				: sl_api_params_only(p, n, NULL, 0, NULL, err, sizeof(err))) {
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	if (!(get || (post && !strcmp(path, PREFIX)))) {
+		sl_api_reply_error(r, 405, "METHOD_NOT_ALLOWED", "in process: GET, or POST /api/v1/tasks");
+		return;
+	}
+	if (!sl_read_tasks(a)) {
+		sl_api_reply_error(r, 503, "UNAVAILABLE", "tasks are disabled (tasks.enabled) or failed to start");
+		return;
+	}
+	if (post)
+		local_create(a, body, r);
+	else if (!strcmp(path, "/api/v1/capabilities"))
+		local_json(r, 200, sl_tasks_capabilities(sl_read_tasks(a)));
+	else if (!strcmp(path, PREFIX))
+		local_json(r, 200, sl_tasks_list(sl_read_tasks(a)));
+	else if (split)
+		sl_api_reply_error(r, 404, "NOT_FOUND", "no such task route");
+	else if (is_result)
+		local_result(a, id, fmt, cap_syslog, r);
+	else {
+		json_t *rec = sl_tasks_get(sl_read_tasks(a), id);
+		if (!rec)
+			sl_api_reply_error(r, 404, "NOT_FOUND", "no such task");
+		else
+			local_json(r, 200, rec);
+	}
 }

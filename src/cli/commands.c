@@ -83,6 +83,11 @@ const struct cli_command cli_commands[] = {
 	{"syscall-errors", "failed system calls of a container by (syscall, errno)",
 	 "(--container ID | --pod UID | --pid N | --tid N) [--duration D] [--json]", NULL, syscall_errors_opts,
 	 0, 0, NULL, cli_cmd_syscall_errors},
+	{"mcp", "Model Context Protocol server on stdin/stdout (docs/MCP.md)", "",
+	 "Serves the Model Context Protocol on stdin/stdout (newline-delimited JSON-RPC 2.0; revisions "
+	 "2025-11-25 and 2026-07-28), answering from the agent's local API. Point an MCP client at it as "
+	 "a stdio server: command \"sandlens\", args [\"mcp\"]. docs/MCP.md lists the tools.",
+	 NULL, 0, 0, NULL, cli_cmd_mcp},
 	{"help", "help of a command", "[COMMAND]", NULL, NULL, 0, 1, NULL, cli_cmd_help},
 	{"version", "the CLI's version", "", NULL, NULL, 0, 0, NULL, cli_cmd_version},
 	{"completion", "shell completion script generated from this table", "bash",

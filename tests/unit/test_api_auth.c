@@ -80,6 +80,11 @@ static void test_route_access(void **state)
 		{"get", "/healthz", SL_ACCESS_ADMIN}, /* methods are case-sensitive */
 		{"GET", "/api/v1/tasksx", SL_ACCESS_PUBLIC}, /* not a task route: a 404 */
 		{NULL, "/healthz", SL_ACCESS_ADMIN},
+		/* the MCP route: open; its tools' API requests get these rules */
+		{"POST", "/mcp", SL_ACCESS_PUBLIC},
+		{"GET", "/mcp", SL_ACCESS_PUBLIC},
+		{"POST", "/mcp/", SL_ACCESS_ADMIN},
+		{"POST", "/mcpx", SL_ACCESS_ADMIN},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		enum sl_api_access got = sl_api_route_access(cases[i].method, cases[i].url);

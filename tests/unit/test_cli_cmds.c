@@ -45,6 +45,7 @@ STUB(cli_cmd_top, "top")
 STUB(cli_cmd_profile, "profile")
 STUB(cli_cmd_tasks, "tasks")
 STUB(cli_cmd_syscall_errors, "syscall-errors")
+STUB(cli_cmd_mcp, "mcp")
 
 /* cli_parse of a NULL-terminated word list after "sandlens" */
 static int parse(struct cli_run *r, int *act, ...)
