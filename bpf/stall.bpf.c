@@ -32,7 +32,6 @@ const volatile __u64 cpu_stall_period_ns = 1000000;     /* stall.cpu_stall_perio
  * kernel's steal accounting (at the tick) has caught up */
 const volatile __u64 steal_settle_ns = 12000000;
 
-extern struct kernel_cpustat kernel_cpustat __ksym __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -110,26 +109,32 @@ static __always_inline struct stall_pcpu *pcpu(void)
 /* ---------- softirqs ---------- */
 
 SEC("tp_btf/softirq_raise")
-int BPF_PROG(stall_softirq_raise, unsigned int vec)
+int BPF_PROG(stall_softirq_raise, unsigned int vec_nr)
 {
+	__u32 vec = vec_nr;
 	struct stall_pcpu *p = pcpu();
 
+	barrier_var(vec);
 	if (!p || vec >= SL_STALL_NR_SOFTIRQS)
 		return 0;
+	barrier_var(vec);
 	if (!p->raise_ns[vec]) /* the first raise while not yet run */
 		p->raise_ns[vec] = bpf_ktime_get_ns();
 	return 0;
 }
 
 SEC("tp_btf/softirq_entry")
-int BPF_PROG(stall_softirq_entry, unsigned int vec)
+int BPF_PROG(stall_softirq_entry, unsigned int vec_nr)
 {
+	__u32 vec = vec_nr;
 	struct stall_pcpu *p = pcpu();
 	struct sl_stall_softirq *h;
 	__u64 now = bpf_ktime_get_ns(), r;
 
+	barrier_var(vec);
 	if (!p || vec >= SL_STALL_NR_SOFTIRQS)
 		return 0;
+	barrier_var(vec);
 	p->entry_ns[vec] = now;
 	r = p->raise_ns[vec];
 	p->raise_ns[vec] = 0;
@@ -144,14 +149,17 @@ int BPF_PROG(stall_softirq_entry, unsigned int vec)
 }
 
 SEC("tp_btf/softirq_exit")
-int BPF_PROG(stall_softirq_exit, unsigned int vec)
+int BPF_PROG(stall_softirq_exit, unsigned int vec_nr)
 {
+	__u32 vec = vec_nr;
 	struct stall_pcpu *p = pcpu();
 	struct sl_stall_softirq *h;
 	__u64 now = bpf_ktime_get_ns(), e;
 
+	barrier_var(vec);
 	if (!p || vec >= SL_STALL_NR_SOFTIRQS)
 		return 0;
+	barrier_var(vec);
 	e = p->entry_ns[vec];
 	p->entry_ns[vec] = 0;
 	if (!e || e > now)
@@ -203,27 +211,34 @@ int BPF_PROG(stall_irq_exit, int irq, struct irqaction *action, int ret)
 
 /* ---------- CPU stalls: gaps between cpu-clock samples ---------- */
 
-static __always_inline __u64 steal_now(void)
+/* Steal time of this CPU's runqueue, ns: rq->prev_steal_time_rq, the
+ * paravirt steal clock as update_rq_clock_task() (kernel/sched/core.c)
+ * last took it (every tick and schedule()). The rq is reached through the
+ * current task (se.cfs_rq->rq): per-CPU symbols are not in kallsyms on
+ * every kernel, so no __ksym. 0 without CONFIG_PARAVIRT_TIME_ACCOUNTING. */
+static __always_inline __u64 steal_now(struct task_struct *cur)
 {
-	struct kernel_cpustat *kc;
+	struct rq *rq;
 
-	if (!&kernel_cpustat)
+	if (!bpf_core_field_exists(struct rq, prev_steal_time_rq))
 		return 0;
-	kc = bpf_this_cpu_ptr(&kernel_cpustat);
-	return kc->cpustat[CPUTIME_STEAL];
+	rq = BPF_CORE_READ(cur, se.cfs_rq, rq);
+	if (!rq)
+		return 0;
+	return BPF_CORE_READ(rq, prev_steal_time_rq);
 }
 
-/* Decide a pending candidate once the steal accounting has settled: a gap
- * that is still above the threshold after the steal time the kernel
- * accounted over it is a stall. */
-static __always_inline void settle(struct stall_tick *t, __u64 now, __u64 steal)
+/* Decide a pending candidate once the steal accounting has settled: a
+ * lateness that is still above the threshold after the steal time the
+ * kernel accounted over it is a stall. */
+static __always_inline void settle(struct stall_tick *t, __u64 steal)
 {
 	__u64 stolen = steal > t->cand_steal0 ? steal - t->cand_steal0 : 0;
-	__u64 gap = t->cand.gap_ns;
+	__u64 late = t->cand.late_ns;
 	struct sl_stall_cpu_event *e;
 
 	t->cand_ts = 0;
-	if (gap <= stolen || gap - stolen <= cpu_stall_threshold_ns) {
+	if (late <= stolen || late - stolen <= cpu_stall_threshold_ns) {
 		sl_stat_inc(&stall_stats, SL_SST_GAP_STEAL);
 		return;
 	}
@@ -238,25 +253,38 @@ static __always_inline void settle(struct stall_tick *t, __u64 now, __u64 steal)
 	bpf_ringbuf_submit(e, 0);
 }
 
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+
+/* The cpu-clock event's hrtimer (kernel/events/core.c
+ * perf_swevent_hrtimer()) runs this program from its expiry callback and
+ * forwards the timer only afterwards, so hw.hrtimer.node.expires is the
+ * expiry being served: now - expires is how late the timer interrupt was
+ * taken, i.e. how long this CPU had interrupts off (or was not running:
+ * hypervisor steal, taken off below). A late timer, not a gap between
+ * samples, is the measure: a program run skipped for another reason (the
+ * BPF recursion guard while a BPF syscall runs on the CPU, the event
+ * scheduled out) leaves a gap but no lateness. */
 SEC("perf_event")
 int stall_tick(struct bpf_perf_event_data *ctx)
 {
 	__u32 k = 0;
 	struct stall_tick *t = bpf_map_lookup_elem(&stall_ticks, &k);
-	__u64 now = bpf_ktime_get_ns(), last, steal;
-	struct task_struct *cur;
+	struct bpf_perf_event_data_kern *kc = bpf_cast_to_kern_ctx(ctx);
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u64 now = bpf_ktime_get_ns(), last, steal, exp, late;
 
 	if (!t)
 		return 0;
 	sl_stat_inc(&stall_stats, SL_SST_SAMPLES);
-	steal = steal_now();
+	steal = steal_now(cur);
 	last = t->last_ns;
 	t->last_ns = now;
 	if (t->cand_ts && now - t->cand_ts >= steal_settle_ns)
-		settle(t, now, steal);
-	if (last && now > last && now - last > cpu_stall_threshold_ns) {
+		settle(t, steal);
+	exp = (__u64)BPF_CORE_READ(kc->event, hw.hrtimer.node.expires);
+	late = now > exp ? now - exp : 0;
+	if (exp && late > cpu_stall_threshold_ns) {
 		sl_stat_inc(&stall_stats, SL_SST_GAPS);
-		cur = bpf_get_current_task_btf();
 		if (cur->pid == 0) { /* the idle task: no irq-off code ran */
 			sl_stat_inc(&stall_stats, SL_SST_GAP_IDLE);
 		} else if (!t->cand_ts) {
@@ -265,15 +293,14 @@ int stall_tick(struct bpf_perf_event_data *ctx)
 			c->hdr.cpu = bpf_get_smp_processor_id();
 			c->hdr.ts_ns = now;
 			sl_fill_task_id(&c->task, cur);
-			c->gap_ns = now - last;
+			c->late_ns = late;
+			c->gap_ns = last && now > last ? now - last : 0;
 			c->prev_ns = last;
 			c->period_ns = cpu_stall_period_ns;
 			c->steal_ns = 0;
 			c->kstack_bytes = bpf_get_stack(ctx, c->kstack, sizeof(c->kstack), 0);
 			t->cand_steal0 = t->last_steal;
 			t->cand_ts = now;
-			if (steal_settle_ns == 0)
-				settle(t, now, steal);
 		}
 	}
 	t->last_steal = steal;

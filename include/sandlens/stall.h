@@ -55,9 +55,9 @@ struct sl_stall_softirq {
  * space reads each CPU's value (cpu label) or sums them. */
 enum sl_stall_stat {
 	SL_SST_SAMPLES = 0,    /* cpu-clock samples taken */
-	SL_SST_GAPS,           /* gaps between two samples above the threshold (raw) */
+	SL_SST_GAPS,           /* samples whose timer was late by more than the threshold (raw) */
 	SL_SST_GAP_STEAL,      /* of those: below the threshold once hypervisor steal time is taken off */
-	SL_SST_GAP_IDLE,       /* of those: resumed in the idle task (no irq-off code ran) */
+	SL_SST_GAP_IDLE,       /* of those: taken in the idle task (no irq-off code ran) */
 	SL_SST_STALLS,         /* cpu_stall events: gaps still above the threshold */
 	SL_SST_RB_FAIL,        /* ring buffer reservations that failed (events lost) */
 	SL_SST_IRQ_RANGE,      /* hardirq runs of IRQs >= SL_STALL_MAX_IRQS (not in stall_hardirq) */
@@ -66,14 +66,15 @@ enum sl_stall_stat {
 	SL_SST_MAX,
 };
 
-/* cpu_stall record: the gap between the sample before (prev_ns) and the one
- * that found it (hdr.ts_ns), the steal time the kernel accounted on this
- * CPU over it, the kernel stack of the resuming sample (where interrupts
- * came back on) and the task that was running. */
+/* cpu_stall record: how late the cpu-clock hrtimer interrupt was taken
+ * (late_ns), the gap since the sample before (prev_ns), the steal time the
+ * kernel accounted on this CPU around it, the kernel stack of the late
+ * sample (where interrupts came back on) and the task that was running. */
 struct sl_stall_cpu_event {
 	struct sl_hdr hdr;
 	struct sl_task_id task;
-	__u64 gap_ns;
+	__u64 late_ns;  /* now - the hrtimer expiry being served: interrupts were off this long */
+	__u64 gap_ns;   /* now - the previous sample of this CPU (0: none) */
 	__u64 steal_ns;
 	__u64 prev_ns;
 	__u64 period_ns;

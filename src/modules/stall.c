@@ -37,7 +37,8 @@ static const struct sl_cfg_key stall_keys[] = {
 	{"hung_scan", SL_CFG_BOOL, F(hung_scan), "true", 0, 0,
 	 "run sandlens' own hung-task scan (a BPF task iterator each tick)"},
 	{"cpu_stall_threshold", SL_CFG_DURATION_NS, F(cpu_stall_threshold_ns), "10ms", 1000000ULL, 10ULL * 1000000000ULL,
-	 "a CPU that takes no cpu-clock sample for longer (steal time excluded) is a cpu_stall event (1ms..10s)"},
+	 "a CPU that takes its cpu-clock timer interrupt this much late (steal time excluded) is a cpu_stall event "
+	 "(1ms..10s)"},
 	{"cpu_stall_period", SL_CFG_DURATION_NS, F(cpu_stall_period_ns), "1ms", 100000ULL, 100000000ULL,
 	 "cpu-clock sampling period per CPU (100us..100ms; at most half of cpu_stall_threshold)"},
 	{"cpu_stall", SL_CFG_BOOL, F(cpu_stall), "true", 0, 0, "sample every CPU's cpu-clock to find CPU stalls"},
@@ -68,7 +69,9 @@ static const struct sl_field hung_fields[] = {
 };
 
 static const struct sl_field cpu_fields[] = {
-	{"gap_ns", SL_FT_UINT, 0, "ns between the CPU's two cpu-clock samples around the stall"},
+	{"late_ns", SL_FT_UINT, 0,
+	 "ns the cpu-clock timer interrupt was taken after its expiry: the CPU had interrupts off at least this long"},
+	{"gap_ns", SL_FT_UINT, 0, "ns since the CPU's previous cpu-clock sample"},
 	{"steal_ns", SL_FT_UINT, 0, "hypervisor steal time the kernel accounted on the CPU over the gap, ns"},
 	{"threshold_ns", SL_FT_UINT, 0, "stall.cpu_stall_threshold, ns"},
 	{"period_ns", SL_FT_UINT, 0, "stall.cpu_stall_period, ns"},
@@ -102,9 +105,9 @@ static const struct sl_event_kind stall_kinds[] = {
 	 .details = "{source} tid={tid} blocked {blocked_ns:dur}{?killable} (killable){/}{?kthread} (kthread){/}",
 	 .doc = "a task stayed in uninterruptible sleep without running for stall.hung_threshold (or khungtaskd said so)"},
 	{.name = "cpu_stall", .severity = SL_SEV_WARNING, .fields = cpu_fields, .nfields = N(cpu_fields),
-	 .details = "no timer interrupt for {gap_ns:dur}{?steal_ns} (steal {steal_ns:dur}){/} resumed in "
+	 .details = "timer interrupt {late_ns:dur} late{?steal_ns} (steal {steal_ns:dur}){/} in "
 		    "{task.pid}({task.comm})",
-	 .doc = "a CPU took no cpu-clock sample for longer than stall.cpu_stall_threshold (interrupts off)"},
+	 .doc = "a CPU took a timer interrupt more than stall.cpu_stall_threshold late (interrupts off)"},
 	{.name = "soft_lockup", .severity = SL_SEV_ERROR, .fields = soft_fields, .nfields = N(soft_fields),
 	 .details = "stuck {stuck_s}s{?lockup_pid} in {lockup_comm}:{lockup_pid}{/}",
 	 .doc = "the kernel's soft-lockup watchdog fired (kernel log)"},
@@ -125,7 +128,7 @@ static const struct sl_hook_decl stall_hooks[NHOOKS] = {
 	{"tp_btf/softirq_exit", "softirq duration per CPU and vector"},
 	{"tp_btf/irq_handler_entry", "hardirq handler duration per IRQ"},
 	{"tp_btf/irq_handler_exit", "hardirq handler duration per IRQ"},
-	{"perf_event/cpu-clock", "CPU stalls: gaps between per-CPU cpu-clock samples"},
+	{"perf_event/cpu-clock", "CPU stalls: lateness of per-CPU cpu-clock timer interrupts"},
 	{"tp_btf/sched_process_hang", "hung_task events from khungtaskd"},
 	{"iter/task", "sandlens' own hung-task scan (each tick)"},
 	{"kmsg", "soft_lockup, hard_lockup, rcu_stall events from the kernel log"},
@@ -349,6 +352,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		const struct stall_cfg *c = sl_module_cfg(m);
 		json_t *o = json_object();
 		const char *err;
+		json_object_set_new(o, "late_ns", json_integer((json_int_t)e->late_ns));
 		json_object_set_new(o, "gap_ns", json_integer((json_int_t)e->gap_ns));
 		json_object_set_new(o, "steal_ns", json_integer((json_int_t)e->steal_ns));
 		json_object_set_new(o, "threshold_ns", json_integer((json_int_t)c->cpu_stall_threshold_ns));
@@ -651,6 +655,10 @@ static int perf_open(int cpu, uint64_t period_ns)
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
 	a.sample_period = period_ns;
 	a.freq = 0;
+	/* pinned: a flexible CPU event is scheduled out (its hrtimer stopped)
+	 * whenever a task with its own perf events switches in, which showed
+	 * as period-aligned gaps of 10+ ms */
+	a.pinned = 1;
 	return (int)syscall(__NR_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
