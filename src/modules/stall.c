@@ -27,6 +27,10 @@
 #define IRQ_NAMES_TICKS 30 /* /sys/kernel/irq/<n>/actions re-read this often */
 #define PF_KTHREAD_FLAG 0x00200000u
 #define DTASK_BATCH 64
+/* kernel-reported episodes not reported again within this many ticks are
+ * forgotten (khungtaskd checks every hung_task_check_interval_secs, at
+ * most hung_task_timeout_secs: 120 s by default) */
+#define KHUNG_SWEEP_TICKS 600
 
 /* ---------- declarations ---------- */
 
@@ -368,7 +372,14 @@ static int on_record(void *ctx, void *data, size_t size)
 	}
 	if (h->type == SL_EV_STALL_HANG && size >= sizeof(struct sl_stall_hang_event)) {
 		const struct sl_stall_hang_event *e = data;
-		uint64_t to = hung_timeout_ns();
+		uint64_t to = hung_timeout_ns(), b;
+		int over;
+		/* khungtaskd reports a task at every check while it stays
+		 * blocked: one event per episode (same tid, same switch count).
+		 * The episode table is swept every KHUNG_SWEEP_TICKS ticks:
+		 * an entry the kernel did not report again since is forgotten. */
+		if (sl_hung_observe(&sp->khung, e->task.tid, e->switches, e->hdr.ts_ns, 0, &b, &over) != 1)
+			return 0;
 		struct stall_series *s = series_of_task(sp, &e->task);
 		if (s)
 			s->events[STALL_SRC_KERNEL]++;
@@ -637,6 +648,11 @@ static void stall_tick(struct sl_module *m, uint64_t now_ns)
 		return;
 	if (sp->tick_no++ % IRQ_NAMES_TICKS == 0)
 		irq_names_read(sp);
+	if (sp->tick_no % KHUNG_SWEEP_TICKS == 0) {
+		/* keep what the kernel reported since the last sweep */
+		sl_hung_end(&sp->khung);
+		sl_hung_begin(&sp->khung);
+	}
 	hung_scan(sp, now_ns);
 	klog_drain(sp);
 	if ((s = build_snap(sp)))
@@ -868,6 +884,7 @@ static void stall_destroy(struct sl_module *m)
 	bpf_link__destroy(sp->iter_link);
 	stall_bpf__destroy(sp->skel);
 	sl_hung_free(&sp->hung);
+	sl_hung_free(&sp->khung);
 	HASH_ITER(hh, sp->series, s, t) {
 		HASH_DEL(sp->series, s);
 		free(s);

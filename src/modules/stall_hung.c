@@ -23,8 +23,8 @@ int sl_hung_observe(struct sl_hung *h, uint32_t tid, uint64_t switches, uint64_t
 		t->since_ns = now_ns;
 		HASH_ADD(hh, h->tasks, tid, sizeof(t->tid), t);
 		h->n++;
-	} else if (t->switches != switches || t->seen_gen + 1 != h->gen) {
-		/* it ran (or a scan missed it): a new episode */
+	} else if (t->switches != switches || t->seen_gen + 1 < h->gen) {
+		/* it ran (or a whole scan missed it): a new episode */
 		t->switches = switches;
 		t->since_ns = now_ns;
 		t->reported = 0;

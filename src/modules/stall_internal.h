@@ -83,6 +83,7 @@ struct stall_priv {
 	int *perf_fds;
 	struct bpf_link *iter_link;
 	struct sl_hung hung;
+	struct sl_hung khung; /* kernel-reported episodes (khungtaskd repeats each check) */
 	struct stall_series *series;
 	unsigned nseries;
 	struct sl_kmsg *kmsg;
