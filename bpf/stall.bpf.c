@@ -49,7 +49,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SL_SST_MAX);
+	__uint(max_entries, SL_STST_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
 } stall_stats SEC(".maps");
@@ -139,7 +139,7 @@ int BPF_PROG(stall_softirq_entry, unsigned int vec_nr)
 	r = p->raise_ns[vec];
 	p->raise_ns[vec] = 0;
 	if (!r || r > now) {
-		sl_stat_inc(&stall_stats, SL_SST_NO_RAISE);
+		sl_stat_inc(&stall_stats, SL_STST_NO_RAISE);
 		return 0;
 	}
 	h = bpf_map_lookup_elem(&stall_softirq, &vec);
@@ -199,7 +199,7 @@ int BPF_PROG(stall_irq_exit, int irq, struct irqaction *action, int ret)
 	if (!e || e > now || p->irq != irq)
 		return 0;
 	if (irq < 0 || irq >= SL_STALL_MAX_IRQS) {
-		sl_stat_inc(&stall_stats, SL_SST_IRQ_RANGE);
+		sl_stat_inc(&stall_stats, SL_STST_IRQ_RANGE);
 		return 0;
 	}
 	k = (__u32)irq;
@@ -239,14 +239,14 @@ static __always_inline void settle(struct stall_tick *t, __u64 steal)
 
 	t->cand_ts = 0;
 	if (late <= stolen || late - stolen <= cpu_stall_threshold_ns) {
-		sl_stat_inc(&stall_stats, SL_SST_GAP_STEAL);
+		sl_stat_inc(&stall_stats, SL_STST_GAP_STEAL);
 		return;
 	}
-	sl_stat_inc(&stall_stats, SL_SST_STALLS);
+	sl_stat_inc(&stall_stats, SL_STST_STALLS);
 	t->cand.steal_ns = stolen;
 	e = bpf_ringbuf_reserve(&stall_events, sizeof(*e), 0);
 	if (!e) {
-		sl_stat_inc(&stall_stats, SL_SST_RB_FAIL);
+		sl_stat_inc(&stall_stats, SL_STST_RB_FAIL);
 		return;
 	}
 	__builtin_memcpy(e, &t->cand, sizeof(*e));
@@ -275,7 +275,7 @@ int stall_tick(struct bpf_perf_event_data *ctx)
 
 	if (!t)
 		return 0;
-	sl_stat_inc(&stall_stats, SL_SST_SAMPLES);
+	sl_stat_inc(&stall_stats, SL_STST_SAMPLES);
 	steal = steal_now(cur);
 	last = t->last_ns;
 	t->last_ns = now;
@@ -284,9 +284,9 @@ int stall_tick(struct bpf_perf_event_data *ctx)
 	exp = (__u64)BPF_CORE_READ(kc->event, hw.hrtimer.node.expires);
 	late = now > exp ? now - exp : 0;
 	if (exp && late > cpu_stall_threshold_ns) {
-		sl_stat_inc(&stall_stats, SL_SST_GAPS);
+		sl_stat_inc(&stall_stats, SL_STST_GAPS);
 		if (cur->pid == 0) { /* the idle task: no irq-off code ran */
-			sl_stat_inc(&stall_stats, SL_SST_GAP_IDLE);
+			sl_stat_inc(&stall_stats, SL_STST_GAP_IDLE);
 		} else if (!t->cand_ts) {
 			struct sl_stall_cpu_event *c = &t->cand;
 			c->hdr.type = SL_EV_STALL_CPU;
@@ -314,10 +314,10 @@ int BPF_PROG(stall_hang, struct task_struct *p)
 {
 	struct sl_stall_hang_event *e;
 
-	sl_stat_inc(&stall_stats, SL_SST_HANG_TP);
+	sl_stat_inc(&stall_stats, SL_STST_HANG_TP);
 	e = bpf_ringbuf_reserve(&stall_events, sizeof(*e), 0);
 	if (!e) {
-		sl_stat_inc(&stall_stats, SL_SST_RB_FAIL);
+		sl_stat_inc(&stall_stats, SL_STST_RB_FAIL);
 		return 0;
 	}
 	e->hdr.type = SL_EV_STALL_HANG;

@@ -26,7 +26,7 @@ enum sl_stall_event_type {
  * softirq_to_name). */
 #define SL_STALL_NR_SOFTIRQS 10
 /* IRQ numbers counted (map stall_hardirq entries); higher ones are counted
- * in SL_SST_IRQ_RANGE only. */
+ * in SL_STST_IRQ_RANGE only. */
 #define SL_STALL_MAX_IRQS 1024
 /* Kernel stack frames kept per record. */
 #define SL_STALL_STACK_DEPTH 32
@@ -54,16 +54,16 @@ struct sl_stall_softirq {
 /* Per-CPU counters of map `stall_stats` (BPF_MAP_TYPE_PERCPU_ARRAY); user
  * space reads each CPU's value (cpu label) or sums them. */
 enum sl_stall_stat {
-	SL_SST_SAMPLES = 0,    /* cpu-clock samples taken */
-	SL_SST_GAPS,           /* samples whose timer was late by more than the threshold (raw) */
-	SL_SST_GAP_STEAL,      /* of those: below the threshold once hypervisor steal time is taken off */
-	SL_SST_GAP_IDLE,       /* of those: taken in the idle task (no irq-off code ran) */
-	SL_SST_STALLS,         /* cpu_stall events: gaps still above the threshold */
-	SL_SST_RB_FAIL,        /* ring buffer reservations that failed (events lost) */
-	SL_SST_IRQ_RANGE,      /* hardirq runs of IRQs >= SL_STALL_MAX_IRQS (not in stall_hardirq) */
-	SL_SST_NO_RAISE,       /* softirq entries whose raise was not seen (no latency sample) */
-	SL_SST_HANG_TP,        /* sched:sched_process_hang calls */
-	SL_SST_MAX,
+	SL_STST_SAMPLES = 0,    /* cpu-clock samples taken */
+	SL_STST_GAPS,           /* samples whose timer was late by more than the threshold (raw) */
+	SL_STST_GAP_STEAL,      /* of those: below the threshold once hypervisor steal time is taken off */
+	SL_STST_GAP_IDLE,       /* of those: taken in the idle task (no irq-off code ran) */
+	SL_STST_STALLS,         /* cpu_stall events: gaps still above the threshold */
+	SL_STST_RB_FAIL,        /* ring buffer reservations that failed (events lost) */
+	SL_STST_IRQ_RANGE,      /* hardirq runs of IRQs >= SL_STALL_MAX_IRQS (not in stall_hardirq) */
+	SL_STST_NO_RAISE,       /* softirq entries whose raise was not seen (no latency sample) */
+	SL_STST_HANG_TP,        /* sched:sched_process_hang calls */
+	SL_STST_MAX,
 };
 
 /* cpu_stall record: how late the cpu-clock hrtimer interrupt was taken

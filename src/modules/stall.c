@@ -4,6 +4,7 @@
  * iter/task program), the kernel-log decoders' events, and the snapshot
  * the read side serves (stall_snap.c). Definitions: docs/STALL.md. */
 #include "modules/stall_internal.h"
+#include "modules/stall_decode.h"
 #include "modules/stall_kmsg.h"
 #include "common/kmsg.h"
 #include "common/log.h"
@@ -25,7 +26,6 @@
 #include <unistd.h>
 
 #define IRQ_NAMES_TICKS 30 /* /sys/kernel/irq/<n>/actions re-read this often */
-#define PF_KTHREAD_FLAG 0x00200000u
 #define DTASK_BATCH 64
 /* kernel-reported episodes not reported again within this many ticks are
  * forgotten (khungtaskd checks every hung_task_check_interval_secs, at
@@ -222,36 +222,12 @@ static void ksyms_load(struct stall_priv *sp)
 	sp->ksyms_state = 1;
 }
 
-/* The kernel stack as strings, innermost first; *err set when empty. */
+/* The kernel stack as strings (kallsyms loaded at the first stack). */
 static json_t *stack_json(struct stall_priv *sp, const uint64_t *ips, int bytes, const char **err)
 {
-	json_t *a = json_array();
-	int n = bytes > 0 ? bytes / 8 : 0;
-
-	*err = NULL;
-	if (bytes < 0) {
-		*err = bytes == -EFAULT ? "no kernel stack (user mode or the task is gone)" : "stack capture failed";
-		return a;
-	}
-	if (n == 0) {
-		*err = "empty kernel stack (user mode)";
-		return a;
-	}
-	if (n > SL_STALL_STACK_DEPTH)
-		n = SL_STALL_STACK_DEPTH;
-	ksyms_load(sp);
-	for (int i = 0; i < n; i++) {
-		char s[192];
-		const struct sl_ksym *k = sp->ksyms_state == 1 ? sl_ksyms_lookup(sp->ksyms, ips[i]) : NULL;
-		if (k && k->module)
-			snprintf(s, sizeof(s), "%s+0x%llx [%s]", k->name, (unsigned long long)(ips[i] - k->addr), k->module);
-		else if (k)
-			snprintf(s, sizeof(s), "%s+0x%llx", k->name, (unsigned long long)(ips[i] - k->addr));
-		else
-			snprintf(s, sizeof(s), "0x%llx", (unsigned long long)ips[i]);
-		json_array_append_new(a, json_string(s));
-	}
-	return a;
+	if (bytes > 0)
+		ksyms_load(sp);
+	return sl_stall_stack_json(sp->ksyms_state == 1 ? sp->ksyms : NULL, ips, bytes, err);
 }
 
 /* ---------- hung-task series ---------- */
@@ -306,21 +282,10 @@ static struct stall_series *series_of_task(struct stall_priv *sp, const struct s
 static json_t *hung_json(struct stall_priv *sp, const char *source, uint32_t tid, uint64_t blocked, uint64_t thr,
 			 uint32_t state, uint32_t flags, int have_flags, uint64_t switches, const uint64_t *ips, int bytes)
 {
-	json_t *o = json_object();
 	const char *err;
+	json_t *st = stack_json(sp, ips, bytes, &err);
 
-	json_object_set_new(o, "tid", json_integer(tid));
-	json_object_set_new(o, "source", json_string(source));
-	json_object_set_new(o, "blocked_ns", json_integer((json_int_t)blocked));
-	json_object_set_new(o, "threshold_ns", json_integer((json_int_t)thr));
-	json_object_set_new(o, "state", json_integer(state));
-	json_object_set_new(o, "killable", json_boolean(state & SL_TASK_WAKEKILL));
-	json_object_set_new(o, "kthread", json_boolean(have_flags && (flags & PF_KTHREAD_FLAG)));
-	json_object_set_new(o, "switches", json_integer((json_int_t)switches));
-	json_object_set_new(o, "kernel_stack", stack_json(sp, ips, bytes, &err));
-	if (err)
-		json_object_set_new(o, "stack_error", json_string(err));
-	return o;
+	return sl_stall_hung_fields(source, tid, blocked, thr, state, flags, have_flags, switches, st, err);
 }
 
 static uint64_t hung_timeout_ns(void)
@@ -354,17 +319,13 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (h->type == SL_EV_STALL_CPU && size >= sizeof(struct sl_stall_cpu_event)) {
 		const struct sl_stall_cpu_event *e = data;
 		const struct stall_cfg *c = sl_module_cfg(m);
-		json_t *o = json_object();
 		const char *err;
-		json_object_set_new(o, "late_ns", json_integer((json_int_t)e->late_ns));
-		json_object_set_new(o, "gap_ns", json_integer((json_int_t)e->gap_ns));
-		json_object_set_new(o, "steal_ns", json_integer((json_int_t)e->steal_ns));
-		json_object_set_new(o, "threshold_ns", json_integer((json_int_t)c->cpu_stall_threshold_ns));
-		json_object_set_new(o, "period_ns", json_integer((json_int_t)e->period_ns));
-		json_object_set_new(o, "task", sl_module_task_json(m, &e->task));
-		json_object_set_new(o, "kernel_stack", stack_json(sp, (const uint64_t *)e->kstack, e->kstack_bytes, &err));
-		if (err)
-			json_object_set_new(o, "stack_error", json_string(err));
+		json_t *st = stack_json(sp, (const uint64_t *)e->kstack, e->kstack_bytes, &err);
+		json_t *o = sl_stall_cpu_fields(e, size, c->cpu_stall_threshold_ns, sl_module_task_json(m, &e->task), st, err);
+		if (!o) {
+			sl_module_decode_error(m);
+			return 0;
+		}
 		subj.kind = SL_SUBJ_CPU;
 		subj.cpu = (int)e->hdr.cpu;
 		sl_module_emit(m, K_CPU, e->hdr.ts_ns, &subj, o, 1);
@@ -482,34 +443,20 @@ static void klog_record(struct stall_priv *sp, const struct sl_kmsg_rec *r)
 		return;
 	}
 	rcu_flush(sp);
-	o = json_object();
+	if (!(o = sl_stall_klog_fields(&k, r->msg)))
+		return;
 	subj.cpu = k.cpu;
-	switch (kind) {
-	case SL_KLOG_SOFT_LOCKUP:
-		json_object_set_new(o, "stuck_s", json_integer(k.stuck_s));
-		if (k.pid >= 0) {
-			json_object_set_new(o, "lockup_pid", json_integer(k.pid));
-			json_object_set_new(o, "lockup_comm", json_string(k.comm));
-		}
-		json_object_set_new(o, "message", json_string(r->msg));
-		sp->klog[kind - 1]++;
+	sp->klog[kind - 1]++;
+	if (kind == SL_KLOG_SOFT_LOCKUP) {
 		sl_module_emit(sp->m, K_SOFT, ts, &subj, o, 1);
-		break;
-	case SL_KLOG_HARD_LOCKUP:
-		json_object_set_new(o, "message", json_string(r->msg));
-		sp->klog[kind - 1]++;
+	} else if (kind == SL_KLOG_HARD_LOCKUP) {
 		sl_module_emit(sp->m, K_HARD, ts, &subj, o, 1);
-		break;
-	default: /* RCU header: wait for its CPU lines */
-		json_object_set_new(o, "flavor", json_string(k.flavor));
-		json_object_set_new(o, "how", json_string(k.how));
-		json_object_set_new(o, "cpus", json_array());
-		json_object_set_new(o, "message", json_string(r->msg));
+	} else { /* RCU header: wait for its CPU lines (counted at the flush) */
+		sp->klog[kind - 1]--;
 		sp->rcu_fields = o;
 		sp->rcu_pending = 1;
 		sp->rcu_ts_ns = ts;
 		sp->rcu_cpu = -1;
-		break;
 	}
 }
 
@@ -571,7 +518,7 @@ static struct stall_snap *build_snap(struct stall_priv *sp)
 	sl_snap_init(&s->base, stall_snap_free);
 	s->ncpus = nc;
 	s->softirq = calloc((size_t)nc * SL_STALL_NR_SOFTIRQS, sizeof(*s->softirq));
-	s->stats = calloc((size_t)nc * SL_SST_MAX, sizeof(*s->stats));
+	s->stats = calloc((size_t)nc * SL_STST_MAX, sizeof(*s->stats));
 	s->irqs = calloc(SL_STALL_MAX_IRQS, sizeof(*s->irqs));
 	s->series = calloc(HASH_COUNT(sp->series) + 1, sizeof(*s->series));
 	hv = calloc((size_t)nc, sizeof(*hv));
@@ -595,12 +542,12 @@ static struct stall_snap *build_snap(struct stall_priv *sp)
 	}
 	{
 		uint64_t v[nc];
-		for (uint32_t i = 0; i < SL_SST_MAX; i++) {
+		for (uint32_t i = 0; i < SL_STST_MAX; i++) {
 			memset(v, 0, sizeof(v));
 			if (bpf_map_lookup_elem(sfd, &i, v))
 				continue;
 			for (int c = 0; c < nc; c++)
-				s->stats[(size_t)c * SL_SST_MAX + i] = v[c];
+				s->stats[(size_t)c * SL_STST_MAX + i] = v[c];
 		}
 	}
 	for (uint32_t i = 0; i < SL_STALL_MAX_IRQS; i++) {

@@ -57,7 +57,7 @@ struct stall_snap {
 	struct sl_snap base;
 	int ncpus;
 	struct sl_stall_softirq *softirq; /* [ncpus * SL_STALL_NR_SOFTIRQS], cpu-major */
-	uint64_t *stats;                  /* [ncpus * SL_SST_MAX], cpu-major */
+	uint64_t *stats;                  /* [ncpus * SL_STST_MAX], cpu-major */
 	unsigned nirq;
 	struct stall_snap_irq *irqs;
 	unsigned nseries;

@@ -57,7 +57,7 @@ static struct stall_snap *snap_get(struct stall_priv *sp)
 
 static uint64_t stat_cpu(const struct stall_snap *s, int cpu, unsigned i)
 {
-	return s->stats[(size_t)cpu * SL_SST_MAX + i];
+	return s->stats[(size_t)cpu * SL_STST_MAX + i];
 }
 
 static uint64_t stat_sum(const struct stall_snap *s, unsigned i)
@@ -153,11 +153,11 @@ static void write_gaps(struct sl_prom *p, const struct stall_snap *s)
 	for (int c = 0; c < s->ncpus; c++) {
 		snprintf(cpu, sizeof(cpu), "%d", c);
 		struct sl_prom_label l[3] = {{"cpu", cpu}, {"verdict", "stall"}, {NULL, NULL}};
-		sl_prom_u64(p, f->name, l, stat_cpu(s, c, SL_SST_STALLS));
+		sl_prom_u64(p, f->name, l, stat_cpu(s, c, SL_STST_STALLS));
 		l[1].value = "steal";
-		sl_prom_u64(p, f->name, l, stat_cpu(s, c, SL_SST_GAP_STEAL));
+		sl_prom_u64(p, f->name, l, stat_cpu(s, c, SL_STST_GAP_STEAL));
 		l[1].value = "idle";
-		sl_prom_u64(p, f->name, l, stat_cpu(s, c, SL_SST_GAP_IDLE));
+		sl_prom_u64(p, f->name, l, stat_cpu(s, c, SL_STST_GAP_IDLE));
 	}
 }
 
@@ -180,9 +180,9 @@ void stall_write_metrics(struct sl_module *m, struct sl_prom *p)
 	write_hardirq(p, s);
 	write_hung(p, s, 0);
 	write_hung(p, s, 1);
-	write_per_cpu(p, s, SF_CPU_STALLS, SL_SST_STALLS);
+	write_per_cpu(p, s, SF_CPU_STALLS, SL_STST_STALLS);
 	write_gaps(p, s);
-	write_per_cpu(p, s, SF_CPU_SAMPLES, SL_SST_SAMPLES);
+	write_per_cpu(p, s, SF_CPU_SAMPLES, SL_STST_SAMPLES);
 	if (sl_prom_declared(p, &sl_stall_families[SF_KLOG]) == 0)
 		for (int k = 0; k < 3; k++) {
 			struct sl_prom_label l[2] = {{"kind", kn[k]}, {NULL, NULL}};
@@ -192,9 +192,9 @@ void stall_write_metrics(struct sl_module *m, struct sl_prom *p)
 	if (sl_prom_declared(p, &sl_stall_families[SF_SCAN_SECONDS]) == 0)
 		sl_prom_f64(p, sl_stall_families[SF_SCAN_SECONDS].name, NULL, (double)s->scan_ns / 1e9);
 	one(p, SF_SCAN_TASKS, s->scan_tasks);
-	one(p, SF_NO_RAISE, stat_sum(s, SL_SST_NO_RAISE));
-	one(p, SF_IRQ_RANGE, stat_sum(s, SL_SST_IRQ_RANGE));
-	one(p, SF_RB_FAIL, stat_sum(s, SL_SST_RB_FAIL));
+	one(p, SF_NO_RAISE, stat_sum(s, SL_STST_NO_RAISE));
+	one(p, SF_IRQ_RANGE, stat_sum(s, SL_STST_IRQ_RANGE));
+	one(p, SF_RB_FAIL, stat_sum(s, SL_STST_RB_FAIL));
 	sl_snap_put(&s->base);
 }
 
@@ -207,6 +207,6 @@ void stall_write_drops(struct sl_module *m, struct sl_prom *p)
 	if (!sp || !(s = snap_get(sp)))
 		return;
 	/* one counter for both record kinds of the ring buffer */
-	sl_prom_u64(p, "sandlens_events_dropped_total", l, stat_sum(s, SL_SST_RB_FAIL));
+	sl_prom_u64(p, "sandlens_events_dropped_total", l, stat_sum(s, SL_STST_RB_FAIL));
 	sl_snap_put(&s->base);
 }
