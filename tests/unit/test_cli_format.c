@@ -100,6 +100,33 @@ static const char *fixture(const char *type)
 		       "\"container_id\":\"4f3a2b1c0d9e8877665544\",\"pod_uid\":\"\",\"runtime\":\"runc\"},"
 		       "\"task\":{\"pid\":1250,\"comm\":\"hog\",\"cgroup_id\":99,"
 		       "\"container_id\":\"4f3a2b1c0d9e8877665544\",\"pod_uid\":\"\",\"runtime\":\"runc\"}}";
+	if (!strcmp(type, "hung_task"))
+		return "{" COMMON ",\"type\":\"hung_task\",\"tid\":1236,\"source\":\"sandlens\","
+		       "\"blocked_ns\":11000000000,\"threshold_ns\":10000000000,\"state\":258,"
+		       "\"killable\":true,\"kthread\":false,\"switches\":12,"
+		       "\"kernel_stack\":[\"request_wait_answer+0x1a5 [fuse]\"]}";
+	/* CPU subjects: no pid/comm */
+	if (!strcmp(type, "cpu_stall"))
+		return "{\"id\":9,\"time\":\"2024-05-01T12:00:00.123456789Z\",\"type\":\"cpu_stall\","
+		       "\"subject_kind\":\"cpu\",\"cpu\":1,\"container_id\":\"\",\"pod_uid\":\"\","
+		       "\"runtime\":\"host\",\"qos\":\"\",\"late_ns\":23100000,\"gap_ns\":24000000,"
+		       "\"steal_ns\":0,\"threshold_ns\":10000000,\"period_ns\":1000000,"
+		       "\"task\":{\"pid\":4242,\"comm\":\"stress\"},\"kernel_stack\":[]}";
+	if (!strcmp(type, "soft_lockup"))
+		return "{\"id\":10,\"time\":\"2024-05-01T12:00:00.123456789Z\",\"type\":\"soft_lockup\","
+		       "\"subject_kind\":\"cpu\",\"cpu\":1,\"container_id\":\"\",\"pod_uid\":\"\","
+		       "\"runtime\":\"host\",\"qos\":\"\",\"stuck_s\":23,\"lockup_pid\":4321,"
+		       "\"lockup_comm\":\"kworker/1:2\",\"message\":\"watchdog: BUG: soft lockup\"}";
+	if (!strcmp(type, "hard_lockup"))
+		return "{\"id\":11,\"time\":\"2024-05-01T12:00:00.123456789Z\",\"type\":\"hard_lockup\","
+		       "\"subject_kind\":\"cpu\",\"cpu\":0,\"container_id\":\"\",\"pod_uid\":\"\","
+		       "\"runtime\":\"host\",\"qos\":\"\","
+		       "\"message\":\"watchdog: Watchdog detected hard LOCKUP on cpu 0\"}";
+	if (!strcmp(type, "rcu_stall"))
+		return "{\"id\":12,\"time\":\"2024-05-01T12:00:00.123456789Z\",\"type\":\"rcu_stall\","
+		       "\"subject_kind\":\"cpu\",\"cpu\":1,\"container_id\":\"\",\"pod_uid\":\"\","
+		       "\"runtime\":\"host\",\"qos\":\"\",\"flavor\":\"rcu_sched\",\"how\":\"self_detected\","
+		       "\"cpus\":[1],\"message\":\"rcu: INFO: rcu_sched self-detected stall on CPU\"}";
 	return NULL;
 }
 
@@ -228,7 +255,7 @@ static void test_every_kind(void **state)
 	struct cli_schema none;
 	cli_schema_fallback(&none);
 	assert_true(g_schema.loaded);
-	assert_int_equal(g_schema.nkinds, 6); /* exec exit signal oom sched_delay mem_stall */
+	assert_int_equal(g_schema.nkinds, 11); /* exec exit signal oom sched_delay mem_stall hung_task cpu_stall soft_lockup hard_lockup rcu_stall */
 	char *h = header_with(&g_schema);
 	size_t longest = 4;
 	for (size_t k = 0; k < g_schema.nkinds; k++) {
@@ -271,6 +298,10 @@ static void test_known_details(void **state)
 		{"exit", "exit 3 after 2.1ms"},
 		{"signal", "SIGSEGV 1240(crash) -> 1240(crash)"},
 		{"oom", "victim 1250(hog) [4f3a2b1c0d9e] by 1250(hog) [4f3a2b1c0d9e] constraint=memcg"},
+		{"hung_task", "sandlens tid=1236 blocked 11.00s (killable)"},
+		{"cpu_stall", "timer interrupt 23.1ms late in 4242(stress)"},
+		{"soft_lockup", "stuck 23s in kworker/1:2:4321"},
+		{"rcu_stall", "rcu_sched self_detected"},
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		char *d = details(fixture(c[i].type));

@@ -17,6 +17,7 @@
 #include "modules/proc.h"
 #include "modules/sched.h"
 #include "modules/mem_decode.h"
+#include "modules/stall_decode.h"
 
 static int type_ok(int t, const json_t *v)
 {
@@ -140,6 +141,35 @@ static void decoders_match_schema(void **state)
 		present = 0;
 		check(&ks, "mem_stall", sl_mem_stall_fields(&e, sizeof(e)), &present);
 		done[nd++] = "mem_stall";
+	}
+	{ /* stall: hung_task with a stack and without (stack_error), cpu_stall,
+	   the kernel-log kinds from decoded lines */
+		uint64_t ips[2] = {0xffffffff81000010ull, 0xffffffff81000020ull};
+		const char *err;
+		present = 0;
+		check(&ks, "hung_task", sl_stall_hung_fields("sandlens", 5, 11000000000ull, 10000000000ull, 2, 0, 1, 7,
+							     sl_stall_stack_json(NULL, ips, 16, &err), err), &present);
+		present = 0;
+		check(&ks, "hung_task", sl_stall_hung_fields("kernel", 5, 120000000000ull, 120000000000ull, 0x102, 0, 0, 7,
+							     sl_stall_stack_json(NULL, ips, -14, &err), err), &present);
+		done[nd++] = "hung_task";
+		struct sl_stall_cpu_event ce = {.hdr.type = SL_EV_STALL_CPU, .hdr.cpu = 1, .late_ns = 20000000,
+						.gap_ns = 21000000, .period_ns = 1000000};
+		present = 0;
+		check(&ks, "cpu_stall", sl_stall_cpu_fields(&ce, sizeof(ce), 10000000, json_object(),
+							    sl_stall_stack_json(NULL, ips, 0, &err), err), &present);
+		done[nd++] = "cpu_stall";
+		static const char *const lines[3] = {"watchdog: BUG: soft lockup - CPU#3 stuck for 23s! [kworker/3:1:123]",
+						     "watchdog: Watchdog detected hard LOCKUP on cpu 5",
+						     "rcu: INFO: rcu_sched self-detected stall on CPU"};
+		static const char *const kinds[3] = {"soft_lockup", "hard_lockup", "rcu_stall"};
+		for (int i = 0; i < 3; i++) {
+			struct sl_stall_klog k;
+			sl_stall_klog_decode(lines[i], &k);
+			present = 0;
+			check(&ks, kinds[i], sl_stall_klog_fields(&k, lines[i]), &present);
+			done[nd++] = kinds[i];
+		}
 	}
 	/* every kind of the registry has a case above */
 	for (unsigned i = 0; i < ks.n; i++) {
