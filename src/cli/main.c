@@ -5,6 +5,7 @@
  *   sandlens [--api URL | --socket PATH] status [--json]
  *   sandlens [--api URL | --socket PATH] stats [ID] [--json]
  *   sandlens [--api URL | --socket PATH] top [--follow] [--json]
+ *   sandlens [--api URL | --socket PATH] io [--json]
  *
  * Exit: 0 ok, 1 API unreachable or server error, 2 usage error (including a
  * parameter the server rejects with 400).
@@ -54,6 +55,7 @@ static void usage(FILE *out)
 		"  status      agent health: modules, hooks, self-metrics\n"
 		"  stats [ID]  workload statistics: the list, or one pod uid / sandbox / container id\n"
 		"  top         per-container runqueue latency, contention, neighbours (-f refreshes)\n"
+		"  io          per-container block I/O latency, bytes, page cache, per-disk diskstats\n"
 		"  profile     on-/off-CPU profile of a container, pod or process to a file\n"
 		"  tasks       on-demand tasks: list, show ID, stop ID\n"
 		"  syscall-errors  failed system calls of a container by (syscall, errno)\n"
@@ -364,6 +366,11 @@ static int cmd_top(struct cli_conn *c, const struct opts *o)
 	return cli_top(c, o->json, o->follow, &cli_stop);
 }
 
+static int cmd_io(struct cli_conn *c, const struct opts *o)
+{
+	return cli_io(c, o->json);
+}
+
 static const char *g_stats_id; /* the ID of `stats ID`, NULL for the list */
 
 static int cmd_stats(struct cli_conn *c, const struct opts *o)
@@ -451,6 +458,8 @@ int main(int argc, char **argv)
 		fn = cmd_stats;
 	else if (!strcmp(cmd, "top"))
 		fn = cmd_top;
+	else if (!strcmp(cmd, "io"))
+		fn = cmd_io;
 	else
 		return usage_error("unknown command '%s'", cmd);
 	if (fn == cmd_top && o.events_only_set && !(o.follow && !o.type && !o.container && !o.pod &&

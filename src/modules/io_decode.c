@@ -42,6 +42,13 @@ json_t *io_slow_fields(const struct sl_io_slow_event *e, size_t size, const char
 	json_object_set_new(b, "cgroup_id", json_integer((json_int_t)e->key.blkcg_id));
 	json_object_set_new(b, "hierarchy_id", json_integer(e->key.blkcg_hid));
 	json_object_set_new(o, "blkcg", b);
+	/* the submitter as the record has it; the poll loop replaces it with
+	 * its attribution (sl_module_task_json) */
+	b = json_object();
+	json_object_set_new(b, "pid", json_integer(e->task.pid));
+	json_object_set_new(b, "comm", json_string(comm));
+	json_object_set_new(b, "cgroup_id", json_integer((json_int_t)e->task.cgroup_id));
+	json_object_set_new(o, "task", b);
 	return o;
 }
 

@@ -23,7 +23,8 @@ static inline unsigned io_dev_minor(uint32_t dev) { return dev & 0xfffff; }
  * ("M:m"), disk_name (name, "" when not given), sector (absent for a flush:
  * (sector_t)-1), bytes, op,
  * queue_ns, device_ns, total_ns, queued, error, cmd_flags,
- * truncated_count, blkcg {cgroup_id, hierarchy_id}. name: the disk's
+ * truncated_count, blkcg {cgroup_id, hierarchy_id}, task {pid, comm,
+ * cgroup_id} (the poll loop adds the containers). name: the disk's
  * name or NULL. Returns a new object, or NULL when size is short or the
  * type is not SL_EV_IO_SLOW. */
 json_t *io_slow_fields(const struct sl_io_slow_event *e, size_t size, const char *name);
