@@ -41,13 +41,20 @@ extern unsigned int CONFIG_HZ __kconfig __weak;
 /* Degradation step 2 (set_rate_shift op). */
 volatile __u32 rate_shift = 0;
 
+/* Kept small (the floor's is one timestamp): the submitter is only its
+ * pid_tgid; comm and cgroups are read for a slow request only, from the
+ * task found again by its tid (bpf_task_from_pid). */
 struct io_rq {
 	__u64 insert_ns; /* 0: not inserted (direct issue) */
 	__u64 issue_ns;  /* 0: not issued yet */
 	__u64 pid_tgid;
-	__u64 cg2, cg1;
-	char comm[SL_COMM_LEN];
 };
+
+#ifndef bpf_ksym_exists /* libbpf < 1.2 */
+#define bpf_ksym_exists(sym) (!!(sym))
+#endif
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -106,14 +113,10 @@ static __always_inline __u32 op_class(__u32 cmd_flags)
 	return op & 1 ? SL_IO_OP_WRITE : SL_IO_OP_READ;
 }
 
-/* The submitter: current task, its pid and cgroup pair (direct loads). */
+/* The submitter: the current task's pid and tid. */
 static __always_inline void note_task(struct io_rq *r)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-
 	r->pid_tgid = bpf_get_current_pid_tgid();
-	sl_task_cgroup_key(t, &r->cg2, &r->cg1);
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
 }
 
 SEC("tp_btf/block_rq_insert")
@@ -216,9 +219,19 @@ static __always_inline void emit_slow(struct request *rq, const struct io_rq *r,
 	e->task.tid = (__u32)r->pid_tgid;
 	e->task.ppid = 0;
 	e->task.pad0 = 0;
-	e->task.cgroup_id = r->cg2;
-	e->task.cgroup_v1_id = r->cg1;
-	__builtin_memcpy(e->task.comm, r->comm, sizeof(e->task.comm));
+	e->task.cgroup_id = 0;
+	e->task.cgroup_v1_id = 0;
+	__builtin_memset(e->task.comm, 0, sizeof(e->task.comm));
+	/* the submitter now (it may have exited: then comm "" and no cgroups) */
+	if (bpf_ksym_exists(bpf_task_from_pid) && bpf_ksym_exists(bpf_task_release)) {
+		struct task_struct *t = bpf_task_from_pid((s32)(__u32)r->pid_tgid);
+		if (t) {
+			e->task.ppid = t->real_parent ? t->real_parent->tgid : 0;
+			sl_task_cgroup_key(t, &e->task.cgroup_id, &e->task.cgroup_v1_id);
+			bpf_probe_read_kernel_str(e->task.comm, sizeof(e->task.comm), t->comm);
+			bpf_task_release(t);
+		}
+	}
 	e->key = *k;
 	e->sector = BPF_CORE_READ(rq, __sector);
 	e->queue_ns = qns;
@@ -330,22 +343,29 @@ static __always_inline struct sl_io_cg *cg_get(void)
 struct folio___new {
 	unsigned long _flags_1;
 } __attribute__((preserve_access_index));
+/* folio->flags before memdesc_flags_t (6.17) */
+struct folio___oldflags {
+	unsigned long flags;
+} __attribute__((preserve_access_index));
 
 /* Pages of a folio: 1, or 2^order for a large folio (PG_head set; order
- * in the low byte of _flags_1 since 6.1, folio_order()). */
+ * in the low byte of _flags_1 since 6.1, folio_order()). Direct loads:
+ * the folio is the tracepoint's (trusted) argument. */
 static __always_inline __u64 folio_pages(struct folio *f)
 {
-	unsigned long flags = 0; /* memdesc_flags_t (6.17+) or unsigned long: the word either way */
-
-	bpf_probe_read_kernel(&flags, sizeof(flags), __builtin_preserve_access_index(&f->flags));
+	unsigned long flags;
 	int head = bpf_core_enum_value_exists(enum pageflags, PG_head) ? bpf_core_enum_value(enum pageflags, PG_head)
 									: 6;
 
+	if (bpf_core_type_exists(memdesc_flags_t))
+		flags = f->flags.f;
+	else
+		flags = ((struct folio___oldflags *)f)->flags;
 	if (!(flags & (1UL << (head & 63))))
 		return 1;
 	if (!bpf_core_field_exists(((struct folio___new *)f)->_flags_1))
 		return 1;
-	return 1ULL << (BPF_CORE_READ((struct folio___new *)f, _flags_1) & 0x3f);
+	return 1ULL << (((struct folio___new *)f)->_flags_1 & 0x3f);
 }
 
 SEC("tp_btf/mm_filemap_add_to_page_cache")

@@ -89,7 +89,10 @@ struct sl_io_slow_event {
 	struct sl_task_id task; /* the task current at insert (or at issue when
 	                         * not inserted): the submitter for direct and
 	                         * synchronous I/O, a flusher for writeback;
-	                         * ppid 0 (not read on the hot path) */
+	                         * only its tid is kept per request: comm, ppid
+	                         * and cgroups are read at the slow completion
+	                         * from the task found by that tid (all 0/"" when
+	                         * it has exited) */
 	struct sl_io_key key;   /* the request's blkcg, disk, op */
 	__u64 sector;
 	__u64 queue_ns;         /* 0 when not inserted */

@@ -746,8 +746,7 @@ static void sweep(struct io_priv *ip, uint64_t now)
 	struct sl_exec_bucket b;
 	__u64 rk, rn, *rp = NULL;
 	struct {
-		__u64 insert_ns, issue_ns, pid_tgid, cg2, cg1;
-		char comm[SL_COMM_LEN];
+		__u64 insert_ns, issue_ns, pid_tgid; /* struct io_rq of bpf/io.bpf.c */
 	} r;
 	void *idle = NULL;
 	size_t n = 0, cap = 0;
