@@ -186,6 +186,14 @@ struct io_cgkey {
 	UT_hash_handle hh;
 };
 
+/* What the module counted on one disk since it started (every key of the
+ * disk, exported or not): monotonic, unlike a sum over live kernel entries. */
+struct io_diskacc {
+	uint32_t dev;
+	uint64_t requests[SL_IO_NOPS], bytes[SL_IO_NOPS];
+	UT_hash_handle hh;
+};
+
 struct io_devname {
 	uint32_t dev;
 	char name[64];
@@ -433,6 +441,23 @@ _Static_assert(sizeof(struct sl_io_cg) == CG_NF * sizeof(uint64_t), "sl_io_cg is
 
 /* ---------- tick ---------- */
 
+static void disk_count(struct io_priv *ip, const struct sl_io_key *k, const struct sl_io_hist *d)
+{
+	struct io_diskacc *a;
+
+	if (k->op >= SL_IO_NOPS)
+		return;
+	HASH_FIND(hh, ip->disks, &k->dev, sizeof(k->dev), a);
+	if (!a) {
+		if (HASH_COUNT(ip->disks) >= 4096 || !(a = calloc(1, sizeof(*a))))
+			return;
+		a->dev = k->dev;
+		HASH_ADD(hh, ip->disks, dev, sizeof(a->dev), a);
+	}
+	a->requests[k->op] += d->requests;
+	a->bytes[k->op] += d->bytes;
+}
+
 static void read_hist(struct io_priv *ip)
 {
 	const struct io_cfg *c = sl_module_cfg(ip->m);
@@ -469,6 +494,7 @@ static void read_hist(struct io_priv *ip)
 		}
 		ks->last = sum;
 		ks->changed_tick = ip->tick_no;
+		disk_count(ip, &ks->k, &d);
 		if (!ks->s) {
 			atomic_fetch_add(&ip->not_exported, d.requests);
 			continue;
@@ -485,9 +511,14 @@ static void read_hist(struct io_priv *ip)
 			struct sl_io_hist sum, d;
 			if (bpf_map_lookup_and_delete_elem(fd, &ks->k, ip->pcpu) == 0) {
 				hist_fold(ip->pcpu, ip->ncpus, &sum);
-				if (hist_delta(&sum, &ks->last, &d) && ks->s) {
-					hist_acc(&ks->s->tot, &d);
-					hist_acc(&ks->s->iv, &d);
+				if (hist_delta(&sum, &ks->last, &d)) {
+					disk_count(ip, &ks->k, &d);
+					if (ks->s) {
+						hist_acc(&ks->s->tot, &d);
+						hist_acc(&ks->s->iv, &d);
+					} else {
+						atomic_fetch_add(&ip->not_exported, d.requests);
+					}
 				}
 			}
 			ks->seen_tick = 0;
@@ -670,7 +701,7 @@ static struct io_snap *build_snap(struct io_priv *ip, uint64_t now, uint64_t int
 	unsigned n = HASH_COUNT(ip->series), ncg = HASH_COUNT(ip->cgseries), i = 0;
 	struct io_series *s, *t;
 	struct io_cgser *g, *gt;
-	struct io_key *ks, *kt;
+	struct io_diskacc *da, *dt;
 	int sfd = bpf_map__fd(ip->skel->maps.io_stats);
 
 	if (!snap)
@@ -680,7 +711,7 @@ static struct io_snap *build_snap(struct io_priv *ip, uint64_t now, uint64_t int
 	snap->interval_ns = interval;
 	snap->s = calloc(n ? n : 1, sizeof(*snap->s));
 	snap->cg = calloc(ncg ? ncg : 1, sizeof(*snap->cg));
-	snap->d = calloc(HASH_COUNT(ip->keys) + 1, sizeof(*snap->d));
+	snap->d = calloc(HASH_COUNT(ip->disks) + 1, sizeof(*snap->d));
 	if (!snap->s || !snap->cg || !snap->d) {
 		io_snap_free(&snap->base);
 		return NULL;
@@ -713,26 +744,18 @@ static struct io_snap *build_snap(struct io_priv *ip, uint64_t now, uint64_t int
 		o->iv = g->iv;
 	}
 	snap->ncg = (int)i;
-	/* disks: every disk a kernel entry names, with its diskstats row and
-	 * the kernel's cumulative counts summed over its entries */
-	HASH_ITER(hh, ip->keys, ks, kt) {
-		int j = 0;
-		while (j < snap->ndisk && snap->d[j].dev != ks->k.dev)
-			j++;
-		if (j == snap->ndisk) {
-			snap->d[j].dev = ks->k.dev;
-			for (size_t r = 0; r < nrows; r++)
-				if (rows[r].major == io_dev_major(ks->k.dev) && rows[r].minor == io_dev_minor(ks->k.dev)) {
-					snap->d[j].st = rows[r];
-					snap->d[j].have_stat = 1;
-					break;
-				}
-			snap->ndisk++;
-		}
-		if (ks->k.op < SL_IO_NOPS) {
-			snap->d[j].requests[ks->k.op] += ks->last.requests;
-			snap->d[j].bytes[ks->k.op] += ks->last.bytes;
-		}
+	/* disks: every disk the module counted on, with its diskstats row */
+	HASH_ITER(hh, ip->disks, da, dt) {
+		struct io_snap_disk *o = &snap->d[snap->ndisk++];
+		o->dev = da->dev;
+		memcpy(o->requests, da->requests, sizeof(o->requests));
+		memcpy(o->bytes, da->bytes, sizeof(o->bytes));
+		for (size_t r = 0; r < nrows; r++)
+			if (rows[r].major == io_dev_major(da->dev) && rows[r].minor == io_dev_minor(da->dev)) {
+				o->st = rows[r];
+				o->have_stat = 1;
+				break;
+			}
 	}
 	return snap;
 }
@@ -1033,6 +1056,11 @@ static void io_destroy(struct sl_module *m)
 	HASH_ITER(hh, ip->names, d, dt) {
 		HASH_DEL(ip->names, d);
 		free(d);
+	}
+	struct io_diskacc *a, *at;
+	HASH_ITER(hh, ip->disks, a, at) {
+		HASH_DEL(ip->disks, a);
+		free(a);
 	}
 	sl_snapref_destroy(&ip->snap);
 	io_blkcg_free(ip->blkcg);

@@ -58,7 +58,7 @@ struct io_snap_disk {
 	uint32_t dev;
 	int have_stat;            /* 0: not in /proc/diskstats at the tick */
 	struct io_diskstat st;
-	uint64_t requests[SL_IO_NOPS], bytes[SL_IO_NOPS]; /* Σ over the kernel entries of the disk */
+	uint64_t requests[SL_IO_NOPS], bytes[SL_IO_NOPS]; /* counted on the disk since the module started */
 };
 
 struct io_snap {
@@ -93,6 +93,7 @@ struct io_priv {
 	struct sl_io_cg *pcpu_cg;
 	struct io_blkcg_cache *blkcg;
 	struct io_devname *names;   /* uthash dev -> name, from /proc/diskstats */
+	struct io_diskacc *disks;   /* uthash dev -> requests/bytes counted on it */
 	uint64_t names_read_ns;
 };
 

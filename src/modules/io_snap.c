@@ -41,7 +41,7 @@ const struct sl_prom_family io_families[IO_NFAM] = {
 	[IF_DISK_COMPLETED] = {"sandlens_io_disk_completed_total", SL_PROM_COUNTER,
 			       "Requests completed on the disk as /proc/diskstats counts them, by op."},
 	[IF_DISK_REQUESTS] = {"sandlens_io_disk_requests_total", SL_PROM_COUNTER,
-			      "Requests completed on the disk as the module counted them (Σ over cgroups of live kernel entries), by op."},
+			      "Requests completed on the disk as the module counted them since it started (every cgroup), by op."},
 	[IF_KERNEL] = {"sandlens_io_kernel_events_total", SL_PROM_COUNTER,
 		       "Counters of the kernel half (io_stats), by counter (docs/IO.md \"Accounting\")."},
 	[IF_NOT_EXPORTED] = {"sandlens_io_requests_not_exported_total", SL_PROM_COUNTER,
