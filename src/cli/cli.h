@@ -203,4 +203,14 @@ void cli_print_top(FILE *out, json_t *sched);
  * prints the API body as one line per refresh. Returns a CLI exit code. */
 int cli_top(struct cli_conn *c, int json, int follow, volatile sig_atomic_t *stop);
 
+/* ---- io.c: `sandlens io` (GET /api/v1/io) ---- */
+
+/* Tables of the io snapshot: per (container, disk, op) requests, bytes,
+ * queue p50/p99, device p50/p99/max, errors, sorted by device time; per
+ * container page cache, readahead and dirty throttling; per disk the
+ * module's request counts next to /proc/diskstats. */
+void cli_print_io(FILE *out, json_t *io);
+/* One snapshot; json prints the API body. Returns a CLI exit code. */
+int cli_io(struct cli_conn *c, int json);
+
 #endif

@@ -72,6 +72,11 @@ const struct cli_command cli_commands[] = {
 	 "Every figure is of the agent's last interval (its length is on the first line). Columns that "
 	 "do not fit the terminal width are dropped, the least important first.",
 	 top_opts, 0, 0, NULL, cli_cmd_top},
+	{"io", "per-container block I/O latency, bytes, page cache, per-disk diskstats", "[--json]",
+	 "Per (container, disk, op): requests, bytes, queue and device stage p50/p99 over the agent's "
+	 "last interval; page cache misses, readahead and dirty throttling per container; per-disk "
+	 "counts next to /proc/diskstats (docs/IO.md).",
+	 json_only_opts, 0, 0, NULL, cli_cmd_io},
 	{"profile", "on-/off-CPU profile of a container, pod or process to a file",
 	 "(--container ID | --pod UID | --pid N | --tid N) [--duration D] [--hz N] [--off-cpu "
 	 "[--min-off-cpu-us N]] -o FILE",

@@ -10,6 +10,7 @@
 	M(sched)      \
 	M(mem)        \
 	M(stall)      \
+	M(io)         \
 	/* end of the list */
 
 #define DECLARE(n) extern const struct sl_module_ops sl_##n##_module;

@@ -127,6 +127,17 @@ static const char *fixture(const char *type)
 		       "\"subject_kind\":\"cpu\",\"cpu\":1,\"container_id\":\"\",\"pod_uid\":\"\","
 		       "\"runtime\":\"host\",\"qos\":\"\",\"flavor\":\"rcu_sched\",\"how\":\"self_detected\","
 		       "\"cpus\":[1],\"message\":\"rcu: INFO: rcu_sched self-detected stall on CPU\"}";
+
+	if (!strcmp(type, "slow_io")) /* a blkcg subject: no pid/comm of its own */
+		return "{\"id\":9,\"time\":\"2024-05-01T12:00:00.123456789Z\",\"type\":\"slow_io\","
+		       "\"subject_kind\":\"cgroup\",\"cgroup_id\":99,\"container_id\":\"4f3a2b1c0d9e8877665544\","
+		       "\"pod_uid\":\"\",\"runtime\":\"runc\",\"qos\":\"\",\"tid\":4243,\"disk\":\"7:3\","
+		       "\"disk_name\":\"loop3\",\"sector\":2048,\"bytes\":4096,\"op\":\"read\",\"queue_ns\":12000,"
+		       "\"device_ns\":2310000,\"total_ns\":2322000,\"queued\":true,\"error\":0,\"cmd_flags\":0,"
+		       "\"truncated_count\":0,\"blkcg\":{\"cgroup_id\":5151,\"hierarchy_id\":7,"
+		       "\"container_id\":\"4f3a2b1c0d9e8877665544\",\"pod_uid\":\"\",\"runtime\":\"runc\"},"
+		       "\"task\":{\"pid\":4242,\"comm\":\"dd\",\"cgroup_id\":99,"
+		       "\"container_id\":\"4f3a2b1c0d9e8877665544\",\"pod_uid\":\"\",\"runtime\":\"runc\"}}";
 	return NULL;
 }
 
@@ -255,7 +266,8 @@ static void test_every_kind(void **state)
 	struct cli_schema none;
 	cli_schema_fallback(&none);
 	assert_true(g_schema.loaded);
-	assert_int_equal(g_schema.nkinds, 11); /* exec exit signal oom sched_delay mem_stall hung_task cpu_stall soft_lockup hard_lockup rcu_stall */
+	assert_int_equal(g_schema.nkinds, 12); /* exec exit signal oom sched_delay mem_stall hung_task cpu_stall
+						  soft_lockup hard_lockup rcu_stall slow_io */
 	char *h = header_with(&g_schema);
 	size_t longest = 4;
 	for (size_t k = 0; k < g_schema.nkinds; k++) {
@@ -302,6 +314,8 @@ static void test_known_details(void **state)
 		{"cpu_stall", "timer interrupt 23.1ms late in 4242(stress)"},
 		{"soft_lockup", "stuck 23s in kworker/1:2:4321"},
 		{"rcu_stall", "rcu_sched self_detected"},
+
+		{"slow_io", "read 4096B loop3(7:3) sector=2048 queue=12us device=2.3ms by 4242(dd)"},
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		char *d = details(fixture(c[i].type));

@@ -19,6 +19,8 @@
 #include "modules/mem_decode.h"
 #include "modules/stall_decode.h"
 
+#include "modules/io_decode.h"
+
 static int type_ok(int t, const json_t *v)
 {
 	switch (t) {
@@ -170,6 +172,19 @@ static void decoders_match_schema(void **state)
 			check(&ks, kinds[i], sl_stall_klog_fields(&k, lines[i]), &present);
 			done[nd++] = kinds[i];
 		}
+	}
+	{ /* a read, then a flush (no sector) */
+		struct sl_io_slow_event e = {.hdr.type = SL_EV_IO_SLOW, .key = {.blkcg_id = 9, .blkcg_hid = 7,
+					     .dev = (7u << 20) | 3, .op = SL_IO_OP_READ}, .sector = 8, .bytes = 4096,
+					     .device_ns = 200000000, .queued = 1};
+		e.task = task(18, "dd");
+		present = 0;
+		check(&ks, "slow_io", io_slow_fields(&e, sizeof(e), "loop3"), &present);
+		e.sector = (__u64)-1;
+		e.key.op = SL_IO_OP_FLUSH;
+		present = 0;
+		check(&ks, "slow_io", io_slow_fields(&e, sizeof(e), NULL), &present);
+		done[nd++] = "slow_io";
 	}
 	/* every kind of the registry has a case above */
 	for (unsigned i = 0; i < ks.n; i++) {
