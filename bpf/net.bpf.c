@@ -398,7 +398,7 @@ int BPF_PROG(net_softirq_entry, unsigned int vec)
 {
 	struct sl_net_softirq *h;
 	__u64 *ts, d;
-	__u32 i;
+	__u32 i, slot;
 
 	if (vec != SL_NET_KVEC_TX && vec != SL_NET_KVEC_RX)
 		return 0;
@@ -415,7 +415,11 @@ int BPF_PROG(net_softirq_entry, unsigned int vec)
 	h = bpf_map_lookup_elem(&net_softirq, &i);
 	if (!h)
 		return 0;
-	h->slots[sl_l2h_slot_bpf(d, SL_NET_SLOTS)]++;
+	slot = sl_l2h_slot_bpf(d, SL_NET_SLOTS);
+	asm volatile("" : "+r"(slot)); /* keep the bound check below for the verifier */
+	if (slot >= SL_NET_SLOTS)
+		slot = SL_NET_SLOTS - 1;
+	h->slots[slot]++;
 	h->sum_ns += d;
 	if (d > h->max_ns)
 		h->max_ns = d;

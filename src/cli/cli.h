@@ -193,4 +193,12 @@ void cli_print_top(FILE *out, json_t *sched);
  * prints the API body as one line per refresh. Returns a CLI exit code. */
 int cli_top(struct cli_conn *c, int json, int follow, volatile sig_atomic_t *stop);
 
+/* ---- net.c: `sandlens net` (GET /api/v1/net, docs/CLI.md) ---- */
+/* The table of a GET /api/v1/net body: per container retransmits, resets,
+ * drops (total, top reason), device drops/errors, ListenOverflows and
+ * RcvPruned of its netns; then softirq latency per CPU and vector. */
+void cli_print_net(FILE *out, json_t *net);
+/* GET /api/v1/net: the table, or the JSON body with json. Returns CLI_*. */
+int cli_net(struct cli_conn *c, int json);
+
 #endif

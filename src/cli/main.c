@@ -54,6 +54,7 @@ static void usage(FILE *out)
 		"  status      agent health: modules, hooks, self-metrics\n"
 		"  stats [ID]  workload statistics: the list, or one pod uid / sandbox / container id\n"
 		"  top         per-container runqueue latency, contention, neighbours (-f refreshes)\n"
+		"  net         per-container retransmits, resets, drops by reason, softirq latency\n"
 		"  profile     on-/off-CPU profile of a container, pod or process to a file\n"
 		"  tasks       on-demand tasks: list, show ID, stop ID\n"
 		"  syscall-errors  failed system calls of a container by (syscall, errno)\n"
@@ -364,6 +365,8 @@ static int cmd_top(struct cli_conn *c, const struct opts *o)
 	return cli_top(c, o->json, o->follow, &cli_stop);
 }
 
+static int cmd_net(struct cli_conn *c, const struct opts *o) { return cli_net(c, o->json); }
+
 static const char *g_stats_id; /* the ID of `stats ID`, NULL for the list */
 
 static int cmd_stats(struct cli_conn *c, const struct opts *o)
@@ -451,6 +454,8 @@ int main(int argc, char **argv)
 		fn = cmd_stats;
 	else if (!strcmp(cmd, "top"))
 		fn = cmd_top;
+	else if (!strcmp(cmd, "net"))
+		fn = cmd_net;
 	else
 		return usage_error("unknown command '%s'", cmd);
 	if (fn == cmd_top && o.events_only_set && !(o.follow && !o.type && !o.container && !o.pod &&

@@ -3,6 +3,7 @@
  * per-netns /proc files (netstat, snmp, dev) read through a task of the
  * netns (/proc/<pid>/net is the net directory of that task's netns).
  * Poll-loop thread. */
+#include "common/log.h"
 #include "modules/net_internal.h"
 
 #include <ctype.h>
@@ -94,6 +95,7 @@ static void task_cgroups(struct net_priv *np, int pid, uint64_t *cg2, uint64_t *
 		struct stat st;
 		if (!c2)
 			continue;
+		*c1 = 0;
 		*c2 = 0;
 		const char *ctrls = c1 + 1, *path = c2 + 1;
 		if (!strcmp(line, "0") && !*ctrls && cm->v2[0]) {
@@ -141,6 +143,9 @@ static void ent_set(struct net_priv *np, struct net_nsent *e, int pid)
 	sl_module_resolve_cgroup(np->m, cg2, cg1, &e->at, NULL);
 	e->is_ct = e->at.is_container == SL_YES;
 	e->pid = pid;
+	sl_log(SL_LOG_DEBUG, "net", "netns %u: pid %d (%s) cgroups v2 %llu v1 %llu -> %s %s", e->ino, pid,
+	       e->task.comm, (unsigned long long)cg2, (unsigned long long)cg1, e->is_ct ? "container" : "not a container",
+	       e->at.container_id);
 }
 
 struct net_nsent *net_ns_find(struct net_priv *np, uint32_t ino)
