@@ -59,6 +59,7 @@ static const struct sl_cfg_key net_keys[] = {
 	{"saddr", SL_FT_STR, 0, "source address"}, {"sport", SL_FT_UINT, 0, "source port"},                      \
 	{"daddr", SL_FT_STR, 0, "destination address"}, {"dport", SL_FT_UINT, 0, "destination port"},            \
 	{"state", SL_FT_STR, 0, "TCP state of the socket (ESTABLISHED, ...), \"\" without one"},                  \
+	{"netns", SL_FT_UINT, 0, "inode of the network namespace of the socket, else of skb->dev; 0 unknown"},  \
 	{"socket_cgroup_id", SL_FT_UINT, 0, "v2 cgroup of the socket (sk_cgrp_data), 0 without a socket"},       \
 	{"truncated_count", SL_FT_UINT, 0, "events of this kind suppressed by the rate limit since the last one"}, \
 	{"stack", SL_FT_ARRAY, SL_FF_ADMIN, "kernel stack, innermost first (kallsyms symbol+offset)"}
@@ -183,18 +184,28 @@ static void symbolize(struct net_priv *np, json_t *o)
 	}
 	if (!np->ksyms || !json_is_array(st))
 		return;
+	json_t *out = json_array();
+	int lead = 1; /* the BPF program and the tracepoint trampoline come first: left out */
 	json_array_foreach(st, i, v) {
 		uint64_t a = strtoull(json_string_value(v) ? json_string_value(v) : "0", NULL, 16);
 		const struct sl_ksym *s = sl_ksyms_lookup(np->ksyms, a);
 		char b[160];
-		if (!s)
+		if (!s) {
+			lead = 0;
+			json_array_append(out, v);
 			continue;
+		}
+		if (lead && (!strncmp(s->name, "bpf_prog_", 9) || !strncmp(s->name, "bpf_trace_run", 13) ||
+			     !strncmp(s->name, "__bpf_trace_", 12)))
+			continue;
+		lead = 0;
 		if (s->module)
 			snprintf(b, sizeof(b), "%s+0x%llx [%s]", s->name, (unsigned long long)(a - s->addr), s->module);
 		else
 			snprintf(b, sizeof(b), "%s+0x%llx", s->name, (unsigned long long)(a - s->addr));
-		json_array_set_new(st, i, json_string(b));
+		json_array_append_new(out, json_string(b));
 	}
+	json_object_set_new(o, "stack", out);
 }
 
 static int on_record(void *ctx, void *data, size_t size)

@@ -103,7 +103,7 @@ static void common_fields(json_t *o, const struct sl_net_event *e)
 	json_object_set_new(o, "sport", json_integer(e->sport));
 	json_object_set_new(o, "dport", json_integer(e->dport));
 	json_object_set_new(o, "state", json_string(e->protocol == 6 ? sl_net_tcp_state_name(e->state) : ""));
-	json_object_set_new(o, "netns_inode", json_integer(e->netns));
+	json_object_set_new(o, "netns", json_integer(e->netns));
 	json_object_set_new(o, "socket_cgroup_id", json_integer((json_int_t)e->cgroup_id));
 	json_object_set_new(o, "truncated_count", json_integer((json_int_t)e->truncated_count));
 	for (unsigned i = 0; i < n; i++) {

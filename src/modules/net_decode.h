@@ -39,10 +39,10 @@ int sl_net_reason_value(const struct sl_net_reasons *r, const char *name);
 const char *sl_net_tcp_state_name(unsigned st);
 
 /* Module fields of a net_drop record (reason, reason_code, family,
- * protocol, saddr, sport, daddr, dport, state, ifindex, netns_inode,
+ * protocol, saddr, sport, daddr, dport, state, ifindex, netns (inode),
  * truncated_count, location (admin), stack (admin: kernel frames as hex
  * addresses; the caller symbolizes them with sl_net_stack_symbols)) or a
- * tcp_retransmit record (kind, segs, err, the tuple, state, netns_inode,
+ * tcp_retransmit record (kind, segs, err, the tuple, state, netns,
  * truncated_count, stack). NULL when size is short or the type is wrong
  * (a decode error). reasons may be NULL (every reason is UNKNOWN_<v>). */
 json_t *sl_net_drop_fields(const struct sl_net_event *e, size_t size, const struct sl_net_reasons *reasons);

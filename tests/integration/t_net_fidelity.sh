@@ -181,7 +181,7 @@ cp "$SL_TMP/drops.json" "$SL_LOGDIR/"
 EV=$(jq -sc '[.[] | if type == "array" then .[] else . end | select(.type == "net_drop" and .reason == "NETFILTER_DROP")]' "$SL_TMP/drops.json")
 [ "$(jq length <<<"$EV")" -gt 0 ] || fail "no net_drop event with reason NETFILTER_DROP for A"
 ONE=$(jq -c '.[0]' <<<"$EV")
-note "a drop event: $(jq -c '{reason, protocol, saddr, sport, daddr, dport, container_id, netns_inode, stack: (.stack[:3])}' <<<"$ONE")"
+note "a drop event: $(jq -c '{reason, protocol, saddr, sport, daddr, dport, container_id, netns, stack: (.stack[:3])}' <<<"$ONE")"
 assert_eq "drop event container" "$A" "$(jq -r .container_id <<<"$ONE")"
 assert_eq "drop event dport" "$PORT2" "$(jq -r .dport <<<"$ONE")"
 [ "$(jq '.stack | length' <<<"$ONE")" -gt 0 ] || fail "drop event without a stack for the admin"
