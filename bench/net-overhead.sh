@@ -24,6 +24,7 @@ source tests/lib/common.sh
 B=${1:-build}
 REPEATS=${2:-5}
 MIB=${3:-64}
+UDP=${SL_BENCH_UDP:-100000} # datagrams of the UDP blast
 export SL_BUILD=$B
 sl_init
 sl_require_root
@@ -56,6 +57,8 @@ sl_on_exit "nft delete table inet '$TABLE' 2>/dev/null"
 nft add chain inet "$TABLE" in '{ type filter hook input priority 0; }'
 PORT=$(sl_free_port)
 nft add rule inet "$TABLE" in iifname "$VH" tcp dport "$PORT" numgen random mod 10 '<' 1 drop
+UPORT=$(sl_free_port)
+nft add rule inet "$TABLE" in iifname "$VH" udp dport "$UPORT" drop
 
 # prog ids of a process (by its fdinfo) whose names match an ERE
 progs_of() {
@@ -84,17 +87,25 @@ while c.recv(1 << 16): pass' "$PORT" >"$SL_TMP/sink.out" &
 	done
 	ip netns exec "$NS" sh -c "dd if=/dev/zero bs=1M count=$MIB 2>/dev/null | busybox nc $HIP $PORT"
 	wait "$sink"
+	# a UDP blast, every datagram dropped by the rule: kfree_skb at packet rate
+	ip netns exec "$NS" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); a = (sys.argv[1], int(sys.argv[2])); b = bytes(64)
+for _ in range(int(sys.argv[3])): s.sendto(b, a)' "$HIP" "$UPORT" "$UDP" || fail "the UDP blast failed"
 	local closed i
 	closed=$(sl_free_port)
 	for i in $(seq 200); do ip netns exec "$NS" busybox nc -w 1 "$HIP" "$closed" </dev/null >/dev/null 2>&1; done
 }
 
 : >"$SL_TMP/rows"
-for r in $(seq "$REPEATS"); do
+# one phase under an agent with config $2: rows "rep phase name dtime dcnt"
+phase() {
+	local r=$1 ph=$2 cfg=$3
 	sl_agent_start "sched:
   enabled: false
 mem:
-  enabled: false"
+  enabled: false
+$cfg"
 	"$SL_TMP/net_floor_load" "$SL_TMP/net_floor.bpf.o" >"$SL_TMP/floor.out" &
 	FLOOR=$!
 	"$SOFTIRQS" 3600 1 >/dev/null &
@@ -112,8 +123,14 @@ mem:
 	kill "$FLOOR" "$SIRQ" 2>/dev/null
 	wait "$FLOOR" "$SIRQ" 2>/dev/null
 	sl_agent_stop >/dev/null
-	# rep name dtime dcnt
-	join <(sort <<<"$A0") <(sort <<<"$A1") | awk -v r="$r" '{print r, $1, $4 - $2, $5 - $3}' | tee -a "$SL_TMP/rows"
+	join <(sort <<<"$A0") <(sort <<<"$A1") | awk -v r="$r" -v ph="$ph" '{print r, ph, $1, $4 - $2, $5 - $3}' |
+		tee -a "$SL_TMP/rows"
+}
+for r in $(seq "$REPEATS"); do
+	phase "$r" events "" # the defaults: events rate-limited to 20/s per kind, stacks
+	phase "$r" count "net:
+  drop_events: false
+  retransmit_events: false"
 done
 
 med() { # median (min..max) of column $1 values on stdin
@@ -121,10 +138,10 @@ med() { # median (min..max) of column $1 values on stdin
 		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
 		printf "%.0f (%.0f..%.0f)", m, v[1], v[NR]}'
 }
-ns_of() { awk -v n="$1" '$2 == n && $4 > 0 {print $3 / $4}' "$SL_TMP/rows" | med; }
-cnt_of() { awk -v n="$1" '$2 == n {print $4}' "$SL_TMP/rows" | med; }
-ratio_of() { # per repeat net/floor
-	awk -v a="$1" -v b="$2" '$2 == a && $4 > 0 {x[$1] = $3 / $4} $2 == b && $4 > 0 {y[$1] = $3 / $4}
+ns_of() { awk -v p="$1" -v n="$2" '$2 == p && $3 == n && $5 > 0 {print $4 / $5}' "$SL_TMP/rows" | med; }
+cnt_of() { awk -v p="$1" -v n="$2" '$2 == p && $3 == n {print $5}' "$SL_TMP/rows" | med; }
+ratio_of() { # per repeat net/floor within phase $1
+	awk -v p="$1" -v a="$2" -v b="$3" '$2 != p {next} $3 == a && $5 > 0 {x[$1] = $4 / $5} $3 == b && $5 > 0 {y[$1] = $4 / $5}
 		END {for (r in x) if (r in y && y[r] > 0) printf "%.2f\n", x[r] / y[r]}' "$SL_TMP/rows" |
 		sort -g | awk '{v[NR] = $1} END { if (!NR) { printf "-"; exit }
 		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
@@ -132,20 +149,21 @@ ratio_of() { # per repeat net/floor
 }
 TABLE_ROWS=""
 for h in tcp_retransmit tcp_retransmit_synack tcp_send_reset tcp_receive_reset kfree_skb softirq_raise softirq_entry; do
-	TABLE_ROWS+="| $h | $(cnt_of "net_$h") | $(ns_of "net_$h") | $(ns_of "floor_$h") | $(ratio_of "net_$h" "floor_$h") |"$'\n'
+	TABLE_ROWS+="| $h | $(cnt_of count "net_$h") | $(ns_of events "net_$h") | $(ns_of count "net_$h") | $(ns_of count "floor_$h") | $(ratio_of events "net_$h" "floor_$h") | $(ratio_of count "net_$h" "floor_$h") |"$'\n'
 done
 SIRQ_ROWS=""
-for n in $(awk '$2 !~ /^(net_|floor_)/ {print $2}' "$SL_TMP/rows" | sort -u); do
-	SIRQ_ROWS+="| softirqs \`$n\` | $(cnt_of "$n") | $(ns_of "$n") |"$'\n'
+for n in $(awk '$3 !~ /^(net_|floor_)/ {print $3}' "$SL_TMP/rows" | sort -u); do
+	SIRQ_ROWS+="| softirqs \`$n\` | $(cnt_of count "$n") | $(ns_of count "$n") | $(ratio_of count "$n" floor_softirq_entry) |"$'\n'
 done
+HDR="| hook | runs (count phase) | net ns/run, defaults (events) | net ns/run, counting only | floor ns/run | net/floor, defaults | net/floor, counting only |
+|---|---|---|---|---|---|---|"
 cat <<OUT
-net module, $REPEATS repeats of a $MIB MiB transfer with 10 % dropped + 200 resets (median (min..max)):
-| hook | runs | net ns/run | floor ns/run | net/floor |
-|---|---|---|---|---|
+net module, $REPEATS repeats of a $MIB MiB transfer with 10 % dropped, $UDP dropped datagrams, 200 resets (median (min..max)):
+$HDR
 $TABLE_ROWS
 reference (libbpf-tools softirqs, same run):
-| program | runs | ns/run |
-|---|---|---|
+| program | runs | ns/run | / floor softirq_entry |
+|---|---|---|---|
 $SIRQ_ROWS
 OUT
 if [ -n "${SL_BENCH_RESULTS:-}" ]; then
@@ -159,13 +177,12 @@ $MIB MiB transfer from a netns over a veth with ~10 % of it dropped by nftables 
 then 200 connects to a closed port. \`kernel.bpf_stats_enabled=1\`; ns per program run =
 Δrun_time_ns / Δrun_cnt over the load. Median (min..max) over repeats; net/floor per repeat.
 
-| hook | runs | net ns/run | floor ns/run | net/floor |
-|---|---|---|---|---|
+$HDR
 $TABLE_ROWS
 Reference, same run (libbpf-tools \`softirqs\`, per-softirq time, its own programs):
 
-| program | runs | ns/run |
-|---|---|---|
+| program | runs | ns/run | / floor softirq_entry |
+|---|---|---|---|
 $SIRQ_ROWS
 OUT
 fi
