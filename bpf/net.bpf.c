@@ -87,6 +87,21 @@ struct {
 	__type(value, struct sl_exec_bucket);
 } net_buckets SEC(".maps");
 
+/* Per-CPU fast path of the rate limit: after the shared bucket refused an
+ * event, this CPU suppresses its kind without touching the bucket's shared
+ * cache line until one token can have accrued (quiet_until), counting what
+ * it suppressed in pending; its next delivered event carries them. */
+struct net_rl {
+	__u64 quiet_until[SL_NET_NB];
+	__u64 pending[SL_NET_NB];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct net_rl);
+} net_rl SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024); /* net.ringbuf_size */
@@ -134,23 +149,38 @@ static __always_inline struct sl_net_tcp *tcp_val(const struct sl_net_key *k)
 	return v ? v : bpf_map_lookup_elem(&net_tcp, k);
 }
 
-/* Token bucket of an event kind; 1 = deliver (*carried = suppressed ones). */
+/* Token bucket of an event kind; 1 = deliver (*carried = suppressed ones:
+ * the bucket's and this CPU's). */
 static __always_inline int take(__u32 b, __u64 now, __u64 *carried, struct sl_exec_bucket **bp)
 {
 	struct sl_exec_bucket *bk;
+	struct net_rl *rl;
+	__u32 zero = 0;
+	__u64 rate;
 
 	*carried = 0;
 	*bp = NULL;
 	if (!event_rate)
 		return 1;
+	if (b >= SL_NET_NB || !(rl = bpf_map_lookup_elem(&net_rl, &zero)))
+		return 0;
+	if (now < rl->quiet_until[b]) {
+		rl->pending[b]++;
+		sl_stat_inc(&net_stats, SL_NST_RATE_LIMITED);
+		return 0;
+	}
 	bk = bpf_map_lookup_elem(&net_buckets, &b);
 	if (!bk)
 		return 0;
 	*bp = bk;
-	if (!sl_bucket_take(bk, now, shifted(event_rate), shifted(event_burst), carried)) {
+	rate = shifted(event_rate);
+	if (!sl_bucket_take(bk, now, rate, shifted(event_burst), carried)) {
+		rl->quiet_until[b] = now + SL_NSEC_PER_SEC / (rate ? rate : 1);
 		sl_stat_inc(&net_stats, SL_NST_RATE_LIMITED);
 		return 0;
 	}
+	*carried += rl->pending[b];
+	rl->pending[b] = 0;
 	return 1;
 }
 
