@@ -88,11 +88,13 @@ struct {
 } net_buckets SEC(".maps");
 
 /* Per-CPU fast path of the rate limit: after the shared bucket refused an
- * event, this CPU suppresses its kind without touching the bucket's shared
- * cache line until one token can have accrued (quiet_until), counting what
- * it suppressed in pending; its next delivered event carries them. */
+ * event, this CPU suppresses its kind for the rest of that jiffy without
+ * reading the clock or touching the bucket's shared cache line (quiet_j:
+ * the jiffy of the refusal), counting what it suppressed in pending; its
+ * next delivered event carries them. At most HZ bucket attempts per CPU
+ * and second remain. */
 struct net_rl {
-	__u64 quiet_until[SL_NET_NB];
+	__u64 quiet_j[SL_NET_NB];
 	__u64 pending[SL_NET_NB];
 };
 struct {
@@ -151,20 +153,23 @@ static __always_inline struct sl_net_tcp *tcp_val(const struct sl_net_key *k)
 
 /* Token bucket of an event kind; 1 = deliver (*carried = suppressed ones:
  * the bucket's and this CPU's). */
-static __always_inline int take(__u32 b, __u64 now, __u64 *carried, struct sl_exec_bucket **bp)
+static __always_inline int take(__u32 b, __u64 *now, __u64 *carried, struct sl_exec_bucket **bp)
 {
 	struct sl_exec_bucket *bk;
 	struct net_rl *rl;
 	__u32 zero = 0;
-	__u64 rate;
+	__u64 j;
 
 	*carried = 0;
 	*bp = NULL;
-	if (!event_rate)
+	if (!event_rate) {
+		*now = bpf_ktime_get_ns();
 		return 1;
+	}
 	if (b >= SL_NET_NB || !(rl = bpf_map_lookup_elem(&net_rl, &zero)))
 		return 0;
-	if (now < rl->quiet_until[b]) {
+	j = bpf_jiffies64();
+	if (j == rl->quiet_j[b]) {
 		rl->pending[b]++;
 		sl_stat_inc(&net_stats, SL_NST_RATE_LIMITED);
 		return 0;
@@ -173,9 +178,9 @@ static __always_inline int take(__u32 b, __u64 now, __u64 *carried, struct sl_ex
 	if (!bk)
 		return 0;
 	*bp = bk;
-	rate = shifted(event_rate);
-	if (!sl_bucket_take(bk, now, rate, shifted(event_burst), carried)) {
-		rl->quiet_until[b] = now + SL_NSEC_PER_SEC / (rate ? rate : 1);
+	*now = bpf_ktime_get_ns();
+	if (!sl_bucket_take(bk, *now, shifted(event_rate), shifted(event_burst), carried)) {
+		rl->quiet_j[b] = j;
 		sl_stat_inc(&net_stats, SL_NST_RATE_LIMITED);
 		return 0;
 	}
@@ -238,7 +243,7 @@ static __always_inline int tuple_from_skb(struct sl_net_event *e, const struct s
 	return 1;
 }
 
-static __always_inline struct sl_net_event *reserve(__u32 b, __u64 now, __u64 *carried,
+static __always_inline struct sl_net_event *reserve(__u32 b, __u64 *now, __u64 *carried,
 						    struct sl_exec_bucket **bk)
 {
 	struct sl_net_event *e;
@@ -291,8 +296,7 @@ static __always_inline void retrans_event(void *ctx, const struct sock *sk, cons
 
 	if (!retrans_events)
 		return;
-	now = bpf_ktime_get_ns();
-	if (!(e = reserve(SL_NET_B_RETRANS, now, &carried, &bk)))
+	if (!(e = reserve(SL_NET_B_RETRANS, &now, &carried, &bk)))
 		return;
 	tuple_from_sk(e, sk);
 	e->kind = kind;
@@ -395,8 +399,7 @@ int BPF_PROG(net_kfree_skb, struct sk_buff *skb, void *location, enum skb_drop_r
 	if (!drop_events || (skip_mask[(k.reason >> 6) & 7] & (1ULL << (k.reason & 63))))
 		return 0;
 	sl_stat_inc(&net_stats, SL_NST_DROP_EVENTS);
-	now = bpf_ktime_get_ns();
-	if (!(e = reserve(SL_NET_B_DROP, now, &carried, &bk)))
+	if (!(e = reserve(SL_NET_B_DROP, &now, &carried, &bk)))
 		return 0;
 	e->reason = r;
 	e->location = (__u64)location;
