@@ -76,6 +76,7 @@ snap() {
 }
 
 load() {
+	rm -f "$SL_TMP/sink.out" # a stale "ready" would race the new sink
 	python3 -c '
 import socket, sys
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -85,7 +86,10 @@ while c.recv(1 << 16): pass' "$PORT" >"$SL_TMP/sink.out" &
 	until grep -q ready "$SL_TMP/sink.out" 2>/dev/null; do
 		n=$((n + 1)); [ $n -lt 100 ] || fail "the sink did not start"; sleep 0.1
 	done
-	ip netns exec "$NS" sh -c "dd if=/dev/zero bs=1M count=$MIB 2>/dev/null | busybox nc $HIP $PORT"
+	if ! ip netns exec "$NS" sh -c "dd if=/dev/zero bs=1M count=$MIB 2>/dev/null | busybox nc $HIP $PORT"; then
+		kill "$sink" 2>/dev/null
+		fail "the transfer to the sink failed"
+	fi
 	wait "$sink"
 	# a UDP blast, every datagram dropped by the rule: kfree_skb at packet rate
 	ip netns exec "$NS" python3 -c '
