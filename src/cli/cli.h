@@ -212,5 +212,12 @@ int cli_top(struct cli_conn *c, int json, int follow, volatile sig_atomic_t *sto
 void cli_print_io(FILE *out, json_t *io);
 /* One snapshot; json prints the API body. Returns a CLI exit code. */
 int cli_io(struct cli_conn *c, int json);
+/* ---- net.c: `sandlens net` (GET /api/v1/net, docs/CLI.md) ---- */
+/* The table of a GET /api/v1/net body: per container retransmits, resets,
+ * drops (total, top reason), device drops/errors, ListenOverflows and
+ * RcvPruned of its netns; then softirq latency per CPU and vector. */
+void cli_print_net(FILE *out, json_t *net);
+/* GET /api/v1/net: the table, or the JSON body with json. Returns CLI_*. */
+int cli_net(struct cli_conn *c, int json);
 
 #endif

@@ -77,6 +77,11 @@ const struct cli_command cli_commands[] = {
 	 "last interval; page cache misses, readahead and dirty throttling per container; per-disk "
 	 "counts next to /proc/diskstats (docs/IO.md).",
 	 json_only_opts, 0, 0, NULL, cli_cmd_io},
+	{"net", "per-container TCP retransmits, resets, drops by kernel reason, softirq latency", "[--json]",
+	 "Per container over the agent's last interval: retransmits, resets sent and received, drops "
+	 "(total and the top reason), its network namespace's device drops/errors and TCP queue "
+	 "counters; then NET_RX/NET_TX softirq latency per CPU (docs/NET.md).",
+	 json_only_opts, 0, 0, NULL, cli_cmd_net},
 	{"profile", "on-/off-CPU profile of a container, pod or process to a file",
 	 "(--container ID | --pod UID | --pid N | --tid N) [--duration D] [--hz N] [--off-cpu "
 	 "[--min-off-cpu-us N]] -o FILE",

@@ -131,5 +131,6 @@ int cli_cmd_completion(struct cli_run *r); /* gen.c */
 int cli_cmd_man(struct cli_run *r);        /* gen.c */
 int cli_cmd_mcp(struct cli_run *r);        /* mcp.c */
 int cli_cmd_io(struct cli_run *r);         /* io.c */
+int cli_cmd_net(struct cli_run *r);        /* net.c */
 
 #endif

@@ -11,6 +11,7 @@
 	M(mem)        \
 	M(stall)      \
 	M(io)         \
+	M(net)        \
 	/* end of the list */
 
 #define DECLARE(n) extern const struct sl_module_ops sl_##n##_module;

@@ -2,7 +2,7 @@
 # call sl_init first).
 #
 #   ct_require              SKIP unless runc, busybox-static, jq are usable
-#   ct_create NAME KIND [--mem MIB] [--pod-mem MIB] [--core] [--script FILE] [--resources JSON] -- ARGS...
+#   ct_create NAME KIND [--mem MIB] [--pod-mem MIB] [--core] [--script FILE] [--resources JSON] [--netns PATH] -- ARGS...
 #        Make a bundle in $SL_TMP/ct-NAME: busybox rootfs (sh, sleep, cat,
 #        dd, true, echo, ... as symlinks), build/helpers/sl-testprog in
 #        /bin, `runc spec` edited with jq: process.args = ARGS, terminal
@@ -10,7 +10,10 @@
 #        --core), memory limit MIB MiB with swap limit = memory limit (no
 #        swapping) with --mem, --script FILE copied to /run.sh, --resources
 #        JSON (an OCI linux.resources object) merged into linux.resources
-#        after --mem (e.g. '{"cpu":{"quota":25000,"period":50000}}').
+#        after --mem (e.g. '{"cpu":{"quota":25000,"period":50000}}'),
+#        --netns PATH joins that network namespace (e.g. /run/netns/NAME of
+#        `ip netns add NAME`: linux.namespaces network path) instead of a
+#        new one.
 #        KIND kubepods: id = 64 random hex, cgroupsPath
 #          /kubepods/burstable/pod<uuid>/<id>, CT_POD_UID = <uuid>;
 #          --pod-mem MIB makes the pod cgroup first, with its own memory
@@ -48,7 +51,7 @@ _ct_hex() { od -An -tx1 -N"$1" /dev/urandom | tr -d ' \n'; }
 ct_create() {
 	local name=$1 kind=$2
 	shift 2
-	local mem="" podmem="" core=0 script="" res="{}"
+	local mem="" podmem="" core=0 script="" res="{}" netns=""
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--mem) mem=$2; shift 2 ;;
@@ -56,6 +59,7 @@ ct_create() {
 		--core) core=1; shift ;;
 		--script) script=$2; shift 2 ;;
 		--resources) res=$2; shift 2 ;;
+		--netns) netns=$2; shift 2 ;;
 		--) shift; break ;;
 		*) fail "ct_create: unknown option $1" ;;
 		esac
@@ -96,7 +100,7 @@ ct_create() {
 	local core_lim=0 ro=true
 	[ "$core" = 1 ] && core_lim=1073741824 && ro=false
 	jq --argjson args "$args_json" --arg cg "$CT_CGPATH" --argjson core "$core_lim" \
-		--argjson ro "$ro" --arg mem "$mem" --argjson res "$res" '
+		--argjson ro "$ro" --arg mem "$mem" --argjson res "$res" --arg netns "$netns" '
 		.process.args = $args
 		| .process.terminal = false
 		| .process.cwd = "/"
@@ -109,6 +113,10 @@ ct_create() {
 						   swap: (($mem | tonumber) * 1048576)}
 		  else . end
 		| .linux.resources = ((.linux.resources // {}) * $res)
+		| if $netns != "" then
+			.linux.namespaces = ((.linux.namespaces // []) | map(select(.type != "network"))
+				+ [{type: "network", path: $netns}])
+		  else . end
 		' "$CT_DIR/config.json" >"$CT_DIR/config.json.new" || fail "jq edit of config.json failed"
 	mv "$CT_DIR/config.json.new" "$CT_DIR/config.json"
 	cp "$CT_DIR/config.json" "$SL_LOGDIR/ct-$name.config.json"

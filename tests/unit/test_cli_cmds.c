@@ -47,6 +47,7 @@ STUB(cli_cmd_tasks, "tasks")
 STUB(cli_cmd_syscall_errors, "syscall-errors")
 STUB(cli_cmd_mcp, "mcp")
 STUB(cli_cmd_io, "io")
+STUB(cli_cmd_net, "net")
 
 /* cli_parse of a NULL-terminated word list after "sandlens" */
 static int parse(struct cli_run *r, int *act, ...)

@@ -138,6 +138,18 @@ static const char *fixture(const char *type)
 		       "\"container_id\":\"4f3a2b1c0d9e8877665544\",\"pod_uid\":\"\",\"runtime\":\"runc\"},"
 		       "\"task\":{\"pid\":4242,\"comm\":\"dd\",\"cgroup_id\":99,"
 		       "\"container_id\":\"4f3a2b1c0d9e8877665544\",\"pod_uid\":\"\",\"runtime\":\"runc\"}}";
+	if (!strcmp(type, "net_drop")) /* a netns subject */
+		return "{\"id\":9,\"time\":\"2024-05-01T12:00:00.123456789Z\",\"type\":\"net_drop\","
+		       "\"subject_kind\":\"netns\",\"netns_inode\":4026532323,\"container_id\":\"4f3a2b1c0d9e88\","
+		       "\"pod_uid\":\"\",\"runtime\":\"runc\",\"reason\":\"NETFILTER_DROP\",\"reason_code\":12,"
+		       "\"ifindex\":2,\"family\":\"ipv4\",\"protocol\":\"tcp\",\"saddr\":\"10.0.0.1\",\"sport\":4000,"
+		       "\"daddr\":\"10.0.0.2\",\"dport\":80,\"state\":\"\",\"netns\":4026532323,"
+		       "\"socket_cgroup_id\":0,\"truncated_count\":3,\"stack_withheld\":true}";
+	if (!strcmp(type, "tcp_retransmit"))
+		return "{" COMMON ",\"type\":\"tcp_retransmit\",\"kind\":\"data\",\"segs\":2,\"err\":0,"
+		       "\"family\":\"ipv4\",\"protocol\":\"tcp\",\"saddr\":\"10.0.0.2\",\"sport\":80,"
+		       "\"daddr\":\"10.0.0.1\",\"dport\":4000,\"state\":\"ESTABLISHED\",\"netns\":4026532323,"
+		       "\"socket_cgroup_id\":77,\"truncated_count\":0}";
 	return NULL;
 }
 
@@ -231,9 +243,9 @@ static void test_sched_delay_row(void **state)
 	free(d);
 
 	char *h = header_with(&g_schema), *r = row(fixture("sched_delay"));
-	assert_string_equal(h, "TIME                     TYPE        CONTAINER        PID COMM"
+	assert_string_equal(h, "TIME                     TYPE           CONTAINER        PID COMM"
 			       "             DETAILS\n");
-	assert_string_equal(r, "2024-05-01T12:00:00.123Z sched_delay 4f3a2b1c0d9e    1234 sh"
+	assert_string_equal(r, "2024-05-01T12:00:00.123Z sched_delay    4f3a2b1c0d9e    1234 sh"
 			       "               wait 4.6ms cpu 3 external (preempted) neighbour "
 			       "200(stress) [deadbeef9988] (+9 delays suppressed)\n");
 	assert_aligned(h, r);
@@ -266,8 +278,8 @@ static void test_every_kind(void **state)
 	struct cli_schema none;
 	cli_schema_fallback(&none);
 	assert_true(g_schema.loaded);
-	assert_int_equal(g_schema.nkinds, 12); /* exec exit signal oom sched_delay mem_stall hung_task cpu_stall
-						  soft_lockup hard_lockup rcu_stall slow_io */
+	assert_int_equal(g_schema.nkinds, 14); /* exec exit signal oom sched_delay mem_stall hung_task cpu_stall
+						  soft_lockup hard_lockup rcu_stall slow_io net_drop tcp_retransmit */
 	char *h = header_with(&g_schema);
 	size_t longest = 4;
 	for (size_t k = 0; k < g_schema.nkinds; k++) {

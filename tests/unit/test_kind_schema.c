@@ -20,6 +20,7 @@
 #include "modules/stall_decode.h"
 
 #include "modules/io_decode.h"
+#include "modules/net_decode.h"
 
 static int type_ok(int t, const json_t *v)
 {
@@ -185,6 +186,23 @@ static void decoders_match_schema(void **state)
 		present = 0;
 		check(&ks, "slow_io", io_slow_fields(&e, sizeof(e), NULL), &present);
 		done[nd++] = "slow_io";
+	}
+	{ /* net: a drop (IPv4 TCP, with a stack) and a SYN-ACK retransmit (IPv6) */
+		struct sl_net_event e = {.hdr.type = SL_EV_NET_DROP, .reason = 12, .family = 2, .protocol = 6, .state = 1,
+					 .sport = 80, .dport = 4000, .netns = 4026531840u, .nstack = 2,
+					 .stack = {0xffffffff81000000ull, 0xffffffff81000100ull}};
+		present = 0;
+		check(&ks, "net_drop", sl_net_drop_fields(&e, sizeof(e), NULL), &present);
+		done[nd++] = "net_drop";
+		memset(&e, 0, sizeof(e));
+		e.hdr.type = SL_EV_NET_RETRANS;
+		e.family = 10;
+		e.protocol = 6;
+		e.kind = 1;
+		e.segs = 1;
+		present = 0;
+		check(&ks, "tcp_retransmit", sl_net_retrans_fields(&e, sizeof(e)), &present);
+		done[nd++] = "tcp_retransmit";
 	}
 	/* every kind of the registry has a case above */
 	for (unsigned i = 0; i < ks.n; i++) {
