@@ -9,6 +9,7 @@
 	M(proc)       \
 	M(sched)      \
 	M(mem)        \
+	M(hw)         \
 	/* end of the list */
 
 #define DECLARE(n) extern const struct sl_module_ops sl_##n##_module;
