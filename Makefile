@@ -53,7 +53,7 @@ DEPFLAGS = -MMD -MP -MF $@.d -MT $@
 
 .SECONDARY:
 .PHONY: all deps deps-test run test check unit integration clean bench proto fuzz check-names install uninstall deb
-all: $(B)/sandlensd $(B)/sandlens $(UNIT_BINS) $(HELPER_BINS) check-names
+all: $(B)/sandlensd $(B)/sandlens $(UNIT_BINS) $(HELPER_BINS) $(B)/helpers/libnvidia-ml.so.1 check-names
 
 # The module contract: no file outside a module's own and the registry
 # names a module (src/agent/module.h). After the objects: its symbol rule
@@ -113,6 +113,13 @@ $(B)/tests/%: tests/unit/%.c $(B)/libsandlens.a $(B)/libslcommon.a
 $(B)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -Werror -static $(DEPFLAGS) -o $@ $<
+
+# The test NVML (tests/helpers/nvml/): a shared object the gpu module's
+# tests load through gpu.nvml_path; with the build's sanitizers so it
+# loads into an ASan agent.
+$(B)/helpers/libnvidia-ml.so.1: tests/helpers/nvml/sl_fake_nvml.c src/modules/gpu_nvml.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -shared -Wall -Wextra -Werror -Isrc $(SANFLAGS) -o $@ $< -lpthread
 
 # libFuzzer harnesses (tests/fuzz/fuzz_<name>.c), one per parser of outside
 # input, into build-fuzz/ (clang -fsanitize=fuzzer,address,undefined). Each

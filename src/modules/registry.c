@@ -10,6 +10,7 @@
 	M(sched)      \
 	M(mem)        \
 	M(hw)         \
+	M(gpu)        \
 	/* end of the list */
 
 #define DECLARE(n) extern const struct sl_module_ops sl_##n##_module;
