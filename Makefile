@@ -53,7 +53,7 @@ DEPFLAGS = -MMD -MP -MF $@.d -MT $@
 
 .SECONDARY:
 .PHONY: all deps deps-test run test check unit integration clean bench proto fuzz check-names install uninstall deb
-all: $(B)/sandlensd $(B)/sandlens $(UNIT_BINS) $(HELPER_BINS) $(B)/helpers/libnvidia-ml.so.1 check-names
+all: $(B)/sandlensd $(B)/sandlens $(UNIT_BINS) $(HELPER_BINS) $(NVML_SHIM) check-names
 
 # The module contract: no file outside a module's own and the registry
 # names a module (src/agent/module.h). After the objects: its symbol rule
@@ -117,9 +117,10 @@ $(B)/helpers/%: tests/helpers/%.c
 # The test NVML (tests/helpers/nvml/): a shared object the gpu module's
 # tests load through gpu.nvml_path; with the build's sanitizers so it
 # loads into an ASan agent.
-$(B)/helpers/libnvidia-ml.so.1: tests/helpers/nvml/sl_fake_nvml.c src/modules/gpu_nvml.h
+NVML_SHIM := $(B)/helpers/libnvidia-ml.so.1
+$(NVML_SHIM): tests/helpers/nvml/sl_fake_nvml.c
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -shared -Wall -Wextra -Werror -Isrc $(SANFLAGS) -o $@ $< -lpthread
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -shared -Wall -Wextra -Werror -Isrc $(SANFLAGS) $(DEPFLAGS) -o $@ $< -lpthread
 
 # libFuzzer harnesses (tests/fuzz/fuzz_<name>.c), one per parser of outside
 # input, into build-fuzz/ (clang -fsanitize=fuzzer,address,undefined). Each
@@ -271,7 +272,7 @@ clean:
 
 # the fragments written by DEPFLAGS (absent before the first build)
 FUZZ_OBJS := $(sort $(foreach t,$(FUZZ_TARGETS),$(call fuzz_objs,$(t))))
-DEP_OUTS := $(BPF_OBJS) $(LIB_OBJS) $(CLI_OBJS) $(B)/obj/agent/main.o $(UNIT_BINS) $(HELPER_BINS) \
+DEP_OUTS := $(BPF_OBJS) $(LIB_OBJS) $(CLI_OBJS) $(B)/obj/agent/main.o $(UNIT_BINS) $(HELPER_BINS) $(NVML_SHIM) \
 	$(FUZZ_OBJS) $(FUZZ_BINS)
 DEPS := $(wildcard $(addsuffix .d,$(DEP_OUTS)))
 -include $(DEPS)

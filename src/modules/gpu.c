@@ -268,6 +268,7 @@ static void *gpu_thread(void *arg)
 	const struct gpu_cfg *c = sl_module_cfg(gp->m);
 	uint64_t last = 0;
 
+	pthread_setname_np(pthread_self(), "sl-gpu");
 	while (!atomic_load(&gp->stop)) {
 		uint64_t now = sl_mono_ns();
 		if (!last || now - last >= c->interval_ns) {
