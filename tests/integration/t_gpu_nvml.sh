@@ -47,8 +47,14 @@ else:
 ct_create gpu kubepods -- /bin/sl-testprog sleep 60
 ct_start_bg
 ct_wait_running
-CPID=$(runc --root "$CT_RUNC_ROOT" state "$CT_ID" | jq -r .pid)
-[ -n "$CPID" ] && [ "$CPID" != 0 ] || fail "no container pid"
+# runc state can miss the container for a moment after "running" (seen:
+# "container does not exist" right after ct_wait_running): retry
+for i in $(seq 50); do
+	CPID=$(runc --root "$CT_RUNC_ROOT" state "$CT_ID" 2>"$SL_TMP/state.err" | jq -r '.pid // empty')
+	[ -n "$CPID" ] && [ "$CPID" != 0 ] && break
+	sleep 0.1
+done
+[ -n "$CPID" ] && [ "$CPID" != 0 ] || fail "no container pid: $(cat "$SL_TMP/state.err") $(cat "$CT_DIR/stderr" 2>/dev/null)"
 echo "ok - container $CT_ID pid $CPID"
 sleep 60 &
 HPID=$!
