@@ -390,43 +390,26 @@ static void count_xid(struct gpu_priv *gp, unsigned gpu, unsigned xid, unsigned 
 static void emit_xid(struct gpu_priv *gp, uint64_t ts, unsigned gpu, unsigned xid, const char *bus_id,
 		     const struct gpu_xid_line *line)
 {
-	json_t *o = json_object();
+	int known = gpu < gp->n;
+	json_t *o = gpu_xid_fields(known ? (int)gpu : -1, known ? gp->dev[gpu].uuid : NULL, bus_id, xid, line);
 	struct sl_subject s;
 	struct sl_task_id t;
 	char dev[32];
 
 	if (!o)
 		return;
-	if (gpu < gp->n) {
-		json_object_set_new(o, "gpu", json_integer(gpu));
-		json_object_set_new(o, "uuid", json_string(gp->dev[gpu].uuid));
+	if (known) {
 		gp->last_xid[gpu] = xid;
 		count_xid(gp, gpu, xid, line ? 1 : 0);
 	}
-	json_object_set_new(o, "pci_bus_id", json_string(bus_id));
-	json_object_set_new(o, "xid", json_integer(xid));
-	json_object_set_new(o, "source", json_string(line ? "kmsg" : "nvml"));
 	memset(&s, 0, sizeof(s));
 	s.kind = SL_SUBJ_DEVICE;
-	snprintf(dev, sizeof(dev), "gpu:%u", gpu < gp->n ? gpu : 0);
-	s.device = gpu < gp->n ? dev : "gpu:unknown";
-	if (line) {
-		if (line->pid)
-			json_object_set_new(o, "reported_pid", json_integer(line->pid));
-		if (line->name[0]) {
-			json_t *nm = json_string(line->name);
-			json_object_set_new(o, "process_name", nm ? nm : json_string("?"));
-		}
-		if (line->detail[0]) {
-			json_t *d = json_string(line->detail);
-			if (d)
-				json_object_set_new(o, "detail", d);
-		}
-		/* the faulting process, when it still exists: its container */
-		if (line->pid && task_of_pid(sl_module_mounts(gp->m), line->pid, &t) == 0) {
-			s.kind = SL_SUBJ_TASK;
-			s.task = &t;
-		}
+	snprintf(dev, sizeof(dev), "gpu:%u", known ? gpu : 0);
+	s.device = known ? dev : "gpu:unknown";
+	/* the faulting process, when it still exists: its container */
+	if (line && line->pid && task_of_pid(sl_module_mounts(gp->m), line->pid, &t) == 0) {
+		s.kind = SL_SUBJ_TASK;
+		s.task = &t;
 	}
 	sl_module_emit(gp->m, 0, ts, &s, o, 1);
 }

@@ -84,3 +84,29 @@ int gpu_xid_parse(const char *msg, struct gpu_xid_line *out)
 	snprintf(out->detail, sizeof(out->detail), "%s", p);
 	return 0;
 }
+
+json_t *gpu_xid_fields(int gpu, const char *uuid, const char *bus_id, unsigned xid, const struct gpu_xid_line *line)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	if (gpu >= 0) {
+		json_object_set_new(o, "gpu", json_integer(gpu));
+		json_object_set_new(o, "uuid", json_string(uuid ? uuid : ""));
+	}
+	json_object_set_new(o, "pci_bus_id", json_string(bus_id ? bus_id : ""));
+	json_object_set_new(o, "xid", json_integer(xid));
+	json_object_set_new(o, "source", json_string(line ? "kmsg" : "nvml"));
+	if (!line)
+		return o;
+	if (line->pid)
+		json_object_set_new(o, "reported_pid", json_integer(line->pid));
+	/* kernel-log bytes: json_string refuses invalid UTF-8 (left out then) */
+	json_t *v;
+	if (line->name[0] && (v = json_string(line->name)))
+		json_object_set_new(o, "process_name", v);
+	if (line->detail[0] && (v = json_string(line->detail)))
+		json_object_set_new(o, "detail", v);
+	return o;
+}

@@ -17,6 +17,13 @@ struct gpu_xid_line {
 	char detail[256];  /* the rest of the line */
 };
 
+/* gpu_xid event fields: gpu index (< 0: the bus id matched no GPU, gpu
+ * and uuid left out), the GPU's uuid and bus id, the XID, and the parsed
+ * log line (NULL: the XID came from NVML's event set). New reference, NULL
+ * on ENOMEM. */
+#include <jansson.h>
+json_t *gpu_xid_fields(int gpu, const char *uuid, const char *bus_id, unsigned xid, const struct gpu_xid_line *line);
+
 /* Parse one kernel-log message. Returns 0, or -1 when it is not an XID
  * line. */
 int gpu_xid_parse(const char *msg, struct gpu_xid_line *out);
