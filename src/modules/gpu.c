@@ -41,8 +41,8 @@ static const struct sl_cfg_key gpu_keys[] = {
 	 "NVML library dlopen()ed at start (a name is looked up the loader's way, a path is used as is)"},
 	{"interval", SL_CFG_DURATION_NS, F(interval_ns), "10s", 100000000ULL, 3600ULL * SL_NSEC_PER_SEC,
 	 "per-GPU figures and running processes are read once per interval (100ms..1h)"},
-	{"kmsg_path", SL_CFG_STR, F(kmsg_path), "", 0, 0,
-	 "testing: read NVRM Xid lines from this file (one record a line) instead of /dev/kmsg (\"\")"},
+	{"kmsg_path", SL_CFG_STR, F(kmsg_path), "/dev/kmsg", 0, 0,
+	 "the kernel log read for NVRM Xid lines; testing: a file of records, one a line"},
 };
 #undef F
 
