@@ -42,6 +42,8 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRCS))
+# the test NVML of the gpu module's tests (a shared object, rule below)
+NVML_SHIM := $(B)/helpers/libnvidia-ml.so.1
 
 # Header dependencies: every compile writes a make fragment beside its
 # output (-MMD: the headers it read, system ones excepted; -MP: an empty
@@ -117,7 +119,6 @@ $(B)/helpers/%: tests/helpers/%.c
 # The test NVML (tests/helpers/nvml/): a shared object the gpu module's
 # tests load through gpu.nvml_path; with the build's sanitizers so it
 # loads into an ASan agent.
-NVML_SHIM := $(B)/helpers/libnvidia-ml.so.1
 $(NVML_SHIM): tests/helpers/nvml/sl_fake_nvml.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -shared -Wall -Wextra -Werror -Isrc $(SANFLAGS) $(DEPFLAGS) -o $@ $< -lpthread

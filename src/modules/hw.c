@@ -257,6 +257,9 @@ struct hw_snap {
 	struct hw_scan scan;
 };
 
+/* Passes a device may go unread before its detector state is forgotten. */
+#define FORGET_PASSES 10
+
 struct link_state {
 	char bdf[16];
 	struct hw_link last;
@@ -368,7 +371,11 @@ static void detect(struct hw_priv *hp, const struct hw_scan *sc, uint64_t now)
 		snprintf(subj, sizeof(subj), "pci:%s", a->bdf);
 		rate_check(hp, now, "pcie_aer", a->bdf, subj, "", a->v);
 	}
-	hw_rate_expire(hp->rate, now > 1 ? now - 1 : 0);
+	/* a key unread for FORGET_PASSES passes is gone (a device removed);
+	 * one failed read must not lose its history (x 4: pressure step 1
+	 * spaces metrics ticks by metrics_slowdown) */
+	uint64_t keep = 4 * FORGET_PASSES * ((const struct hw_cfg *)sl_module_cfg(hp->m))->interval_ns;
+	hw_rate_expire(hp->rate, now > keep ? now - keep : 0);
 
 	/* links: an event when the degraded state changes */
 	for (size_t i = 0; i < sc->nlinks; i++) {
@@ -390,7 +397,7 @@ static void detect(struct hw_priv *hp, const struct hw_scan *sc, uint64_t now)
 	}
 	struct link_state *ls, *tmp;
 	HASH_ITER(hh, hp->links, ls, tmp)
-		if (ls->seen_pass != hp->pass_no) {
+		if (ls->seen_pass + FORGET_PASSES <= hp->pass_no) {
 			HASH_DEL(hp->links, ls);
 			free(ls);
 		}

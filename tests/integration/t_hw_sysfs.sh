@@ -16,6 +16,9 @@
 #     x16: gauge 0 and a restored event.
 source "$(dirname "$0")/../lib/common.sh"
 sl_init
+# put VALUE FILE: replace an attribute at once, as sysfs reads are (a plain
+# `echo >` truncates first: a pass in between reads an empty file)
+put() { echo "$1" >"$2.tmp" && mv "$2.tmp" "$2"; }
 sl_require_agent_env
 command -v promtool >/dev/null || skip "promtool not installed"
 FIX="$SL_ROOT/tests/fixtures/hw/sys"
@@ -67,8 +70,8 @@ grep -q '^sandlens_hw_pcie_aer_device_errors_total{device="0000:3b:00.0",severit
 
 # corrected errors on DIMM 0: +2 per pass, 6 passes (12 > threshold 5 in 30 s)
 for i in 1 2 3 4 5 6; do
-	echo $((i * 2)) >"$MC/dimm0/dimm_ce_count"
-	echo $((i * 2)) >"$MC/ce_count"
+	put $((i * 2)) "$MC/dimm0/dimm_ce_count"
+	put $((i * 2)) "$MC/ce_count"
 	sleep 1.1
 done
 ev=$(sl_wait_events "type=hw_error_rate" '.' 10) || fail "no hw_error_rate event"
@@ -85,7 +88,7 @@ assert_eq "other DIMM quiet" 0 "$(curl -sf "$SL_API/api/v1/events?type=hw_error_
 assert_eq "controller CE counter" 12 "$(sl_metric sandlens_hw_edac_correctable_errors_total 'controller="0"')"
 
 # link x16 -> x4 -> x16
-echo 4 >"$DEV/current_link_width"
+put 4 "$DEV/current_link_width"
 sleep 2.5
 assert_eq "link degraded (x4)" 1 "$(sl_metric sandlens_hw_pcie_link_degraded 'device="0000:3b:00.0"')"
 assert_eq "link width (x4)" 4 "$(sl_metric sandlens_hw_pcie_link_width 'device="0000:3b:00.0"')"
@@ -94,7 +97,7 @@ assert_eq "link event previous width" 16 "$(jq .previous_width <<<"$l")"
 assert_eq "link event width" 4 "$(jq .width <<<"$l")"
 assert_eq "link event severity" warning "$(jq -r .severity <<<"$l")"
 assert_eq "link event device" "pci:0000:3b:00.0" "$(jq -r .device <<<"$l")"
-echo 16 >"$DEV/current_link_width"
+put 16 "$DEV/current_link_width"
 sleep 2.5
 assert_eq "link degraded (back to x16)" 0 "$(sl_metric sandlens_hw_pcie_link_degraded 'device="0000:3b:00.0"')"
 sl_wait_events "type=hw_pcie_link" '[.[] | select(.degraded == false)] | .[0]' 10 >/dev/null || fail "no restored event"
