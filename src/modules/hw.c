@@ -642,10 +642,16 @@ static int hw_init(struct sl_module *m)
 		char path[512];
 		struct stat st;
 		snprintf(path, sizeof(path), "%s/events/%s/%s", sl_module_tracefs(m), hw_tps[i].cat, hw_tps[i].name);
-		present[i] = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+		int r = stat(path, &st), e = errno;
+		present[i] = r == 0 && S_ISDIR(st.st_mode);
 		if (!present[i]) {
-			snprintf(why[i], sizeof(why[i]), "absent: tracepoint %s:%s not in this kernel (no %.80s; needs %s)",
-				 hw_tps[i].cat, hw_tps[i].name, path, hw_tps[i].config);
+			if (r && e != ENOENT)
+				snprintf(why[i], sizeof(why[i]), "cannot check tracepoint %s:%s: %.80s: %s (tracefs access)",
+					 hw_tps[i].cat, hw_tps[i].name, path, strerror(e));
+			else
+				snprintf(why[i], sizeof(why[i]),
+					 "absent: tracepoint %s:%s not in this kernel (no %.80s; needs %s)", hw_tps[i].cat,
+					 hw_tps[i].name, path, hw_tps[i].config);
 			bpf_program__set_autoload(progs[i], false);
 		}
 	}
