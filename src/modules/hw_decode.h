@@ -15,9 +15,9 @@
 enum hw_kind {
 	HW_K_MC = 0,      /* hw_mc_error        ras:mc_event */
 	HW_K_AER,         /* hw_aer_error       ras:aer_event */
-	HW_K_NONSTD,      /* hw_non_standard_error ras:non_standard_event */
+	HW_K_NONSTD,      /* hw_nonstd_error ras:non_standard_event */
 	HW_K_ARM,         /* hw_arm_error       ras:arm_event */
-	HW_K_MEMFAIL,     /* hw_memory_failure  ras:memory_failure_event */
+	HW_K_MEMFAIL,     /* hw_mem_failure  ras:memory_failure_event */
 	HW_K_MCE,         /* hw_mce             mce:mce_record */
 	HW_K_RATE,        /* hw_error_rate      sysfs corrected-error rate crossing */
 	HW_K_LINK,        /* hw_pcie_link       sysfs link state change */

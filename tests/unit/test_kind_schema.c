@@ -144,8 +144,8 @@ static void decoders_match_schema(void **state)
 		done[nd++] = "mem_stall";
 	}
 	{ /* hw: every RAS record type, the optional AER tlp_header and memory-failure page_type */
-		static const char *const names[] = {"hw_mc_error", "hw_aer_error", "hw_non_standard_error", "hw_arm_error",
-						    "hw_memory_failure", "hw_mce"};
+		static const char *const names[] = {"hw_mc_error", "hw_aer_error", "hw_nonstd_error", "hw_arm_error",
+						    "hw_mem_failure", "hw_mce"};
 		for (unsigned t = SL_EV_HW_MC; t < SL_EV_HW_END; t++) {
 			struct sl_hw_ras_event e;
 			unsigned kind;
