@@ -42,6 +42,8 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRCS))
+# the test NVML of the gpu module's tests (a shared object, rule below)
+NVML_SHIM := $(B)/helpers/libnvidia-ml.so.1
 
 # Header dependencies: every compile writes a make fragment beside its
 # output (-MMD: the headers it read, system ones excepted; -MP: an empty
@@ -53,7 +55,7 @@ DEPFLAGS = -MMD -MP -MF $@.d -MT $@
 
 .SECONDARY:
 .PHONY: all deps deps-test run test check unit integration clean bench proto fuzz check-names install uninstall deb
-all: $(B)/sandlensd $(B)/sandlens $(B)/doc/sandlens.1 $(B)/doc/sandlens.bash $(UNIT_BINS) $(HELPER_BINS) check-names
+all: $(B)/sandlensd $(B)/sandlens $(B)/doc/sandlens.1 $(B)/doc/sandlens.bash $(UNIT_BINS) $(HELPER_BINS) $(NVML_SHIM) check-names
 
 # The module contract: no file outside a module's own and the registry
 # names a module (src/agent/module.h). After the objects: its symbol rule
@@ -122,6 +124,13 @@ $(B)/tests/%: tests/unit/%.c $(B)/libsandlens.a $(B)/libslcommon.a
 $(B)/helpers/%: tests/helpers/%.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline -Wall -Wextra -Werror -static $(DEPFLAGS) -o $@ $<
+
+# The test NVML (tests/helpers/nvml/): a shared object the gpu module's
+# tests load through gpu.nvml_path; with the build's sanitizers so it
+# loads into an ASan agent.
+$(NVML_SHIM): tests/helpers/nvml/sl_fake_nvml.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -O1 -g -fPIC -shared -Wall -Wextra -Werror -Isrc $(SANFLAGS) $(DEPFLAGS) -o $@ $< -lpthread
 
 # libFuzzer harnesses (tests/fuzz/fuzz_<name>.c), one per parser of outside
 # input, into build-fuzz/ (clang -fsanitize=fuzzer,address,undefined). Each
@@ -280,7 +289,7 @@ clean:
 
 # the fragments written by DEPFLAGS (absent before the first build)
 FUZZ_OBJS := $(sort $(foreach t,$(FUZZ_TARGETS),$(call fuzz_objs,$(t))))
-DEP_OUTS := $(BPF_OBJS) $(LIB_OBJS) $(CLI_OBJS) $(B)/obj/agent/main.o $(UNIT_BINS) $(HELPER_BINS) \
+DEP_OUTS := $(BPF_OBJS) $(LIB_OBJS) $(CLI_OBJS) $(B)/obj/agent/main.o $(UNIT_BINS) $(HELPER_BINS) $(NVML_SHIM) \
 	$(FUZZ_OBJS) $(FUZZ_BINS)
 DEPS := $(wildcard $(addsuffix .d,$(DEP_OUTS)))
 -include $(DEPS)

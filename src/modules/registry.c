@@ -12,6 +12,8 @@
 	M(stall)      \
 	M(io)         \
 	M(net)        \
+	M(hw)         \
+	M(gpu)        \
 	/* end of the list */
 
 #define DECLARE(n) extern const struct sl_module_ops sl_##n##_module;

@@ -150,6 +150,53 @@ static const char *fixture(const char *type)
 		       "\"family\":\"ipv4\",\"protocol\":\"tcp\",\"saddr\":\"10.0.0.2\",\"sport\":80,"
 		       "\"daddr\":\"10.0.0.1\",\"dport\":4000,\"state\":\"ESTABLISHED\",\"netns\":4026532323,"
 		       "\"socket_cgroup_id\":77,\"truncated_count\":0}";
+	/* hw and gpu: device or CPU subjects (no pid/comm), attributed to the host */
+#define HOSTDEV(kind, dev)                                                                                           \
+	"{\"id\":9,\"time\":\"2024-05-01T12:00:00.123456789Z\",\"type\":\"" kind "\",\"subject_kind\":\"device\","     \
+	"\"device\":\"" dev "\",\"cgroup_id\":0,\"container_id\":\"\",\"pod_uid\":\"\",\"runtime\":\"host\",\"qos\":\"\","
+	if (!strcmp(type, "hw_mc_error"))
+		return HOSTDEV("hw_mc_error", "edac:mc0") "\"error_type\":\"corrected\",\"error_type_code\":0,"
+		       "\"error_count\":1,\"mc_index\":0,\"top_layer\":0,\"middle_layer\":1,\"lower_layer\":-1,"
+		       "\"address\":\"0x0000000012345000\",\"grain_bytes\":64,\"syndrome\":\"0x0000000000000000\","
+		       "\"msg\":\"\",\"label\":\"CPU_SrcID#0_MC#0_Chan#1_DIMM#0\",\"driver_detail\":\"\"}";
+	if (!strcmp(type, "hw_aer_error"))
+		return HOSTDEV("hw_aer_error", "pci:0000:3b:00.0") "\"bdf\":\"0000:3b:00.0\","
+		       "\"aer_severity\":\"corrected\",\"aer_severity_code\":2,\"status\":65,"
+		       "\"status_bits\":[\"RxErr\",\"BadTLP\"]}";
+	if (!strcmp(type, "hw_nonstd_error"))
+		return HOSTDEV("hw_nonstd_error", "firmware") "\"sec_type\":\"e71254e8-c1b9-4940-ab76-909703a4320f\","
+		       "\"fru_id\":\"00000000-0000-0000-0000-000000000000\",\"fru_text\":\"Slot 2\","
+		       "\"cper_severity\":\"corrected\",\"cper_severity_code\":2,\"data_len\":64}";
+	if (!strcmp(type, "hw_arm_error"))
+		return "{\"id\":9,\"time\":\"2024-05-01T12:00:00.123456789Z\",\"type\":\"hw_arm_error\","
+		       "\"subject_kind\":\"cpu\",\"cpu\":2,\"cgroup_id\":0,\"container_id\":\"\",\"pod_uid\":\"\","
+		       "\"runtime\":\"host\",\"qos\":\"\",\"mpidr\":\"0x0000000081000200\",\"midr\":\"0x00000000410fd0c0\","
+		       "\"running_state\":1,\"psci_state\":0,\"affinity\":0,\"cper_severity\":\"recoverable\","
+		       "\"cper_severity_code\":0}";
+	if (!strcmp(type, "hw_mem_failure"))
+		return HOSTDEV("hw_mem_failure", "memory") "\"pfn\":\"0x0000000000123456\",\"page_type\":\"MF_MSG_BUDDY\","
+		       "\"page_type_code\":16,\"result\":\"recovered\",\"result_code\":3}";
+	if (!strcmp(type, "hw_mce"))
+		return "{\"id\":9,\"time\":\"2024-05-01T12:00:00.123456789Z\",\"type\":\"hw_mce\","
+		       "\"subject_kind\":\"cpu\",\"cpu\":5,\"cgroup_id\":0,\"container_id\":\"\",\"pod_uid\":\"\","
+		       "\"runtime\":\"host\",\"qos\":\"\",\"bank\":7,\"status\":\"0xbc00000000010090\","
+		       "\"addr\":\"0x0000000012345680\",\"misc\":\"0x0000000000000086\",\"synd\":\"0x0000000000000000\","
+		       "\"ipid\":\"0x0000000000000000\",\"ip\":\"0x0000000000000000\",\"mcgstatus\":\"0x0000000000000000\","
+		       "\"mcgcap\":\"0x0000000000000c14\",\"socket\":0,\"apicid\":5,\"cs\":0,\"cpuvendor\":0,"
+		       "\"uncorrected\":true,\"pcc\":false,\"overflow\":false}";
+	if (!strcmp(type, "hw_error_rate"))
+		return HOSTDEV("hw_error_rate", "edac:mc0/dimm0") "\"source\":\"edac_dimm\",\"hw_device\":\"mc0/dimm0\","
+		       "\"label\":\"DIMM_A1\",\"errors\":12,\"total\":40,\"window_seconds\":600,\"threshold\":10,"
+		       "\"rate_per_second\":0.02}";
+	if (!strcmp(type, "hw_pcie_link"))
+		return HOSTDEV("hw_pcie_link", "pci:0000:3b:00.0") "\"bdf\":\"0000:3b:00.0\",\"degraded\":true,"
+		       "\"speed_gts\":16,\"max_speed_gts\":16,\"width\":4,\"max_width\":16,\"previous_speed_gts\":16,"
+		       "\"previous_width\":16}";
+	if (!strcmp(type, "gpu_xid"))
+		return "{" COMMON ",\"type\":\"gpu_xid\",\"subject_kind\":\"task\",\"gpu\":0,\"uuid\":\"GPU-5fd4\","
+		       "\"pci_bus_id\":\"00000000:3B:00.0\",\"xid\":79,\"source\":\"kmsg\",\"reported_pid\":1234,"
+		       "\"process_name\":\"python\",\"detail\":\"GPU has fallen off the bus.\"}";
+#undef HOSTDEV
 	return NULL;
 }
 
@@ -243,9 +290,10 @@ static void test_sched_delay_row(void **state)
 	free(d);
 
 	char *h = header_with(&g_schema), *r = row(fixture("sched_delay"));
-	assert_string_equal(h, "TIME                     TYPE           CONTAINER        PID COMM"
+	/* TYPE is as wide as the longest kind (hw_nonstd_error, 15) */
+	assert_string_equal(h, "TIME                     TYPE            CONTAINER        PID COMM"
 			       "             DETAILS\n");
-	assert_string_equal(r, "2024-05-01T12:00:00.123Z sched_delay    4f3a2b1c0d9e    1234 sh"
+	assert_string_equal(r, "2024-05-01T12:00:00.123Z sched_delay     4f3a2b1c0d9e    1234 sh"
 			       "               wait 4.6ms cpu 3 external (preempted) neighbour "
 			       "200(stress) [deadbeef9988] (+9 delays suppressed)\n");
 	assert_aligned(h, r);
@@ -278,8 +326,9 @@ static void test_every_kind(void **state)
 	struct cli_schema none;
 	cli_schema_fallback(&none);
 	assert_true(g_schema.loaded);
-	assert_int_equal(g_schema.nkinds, 14); /* exec exit signal oom sched_delay mem_stall hung_task cpu_stall
-						  soft_lockup hard_lockup rcu_stall slow_io net_drop tcp_retransmit */
+	/* exec exit signal oom sched_delay mem_stall, hung_task cpu_stall soft_lockup hard_lockup
+	 * rcu_stall, slow_io, net_drop tcp_retransmit, 8 hw kinds, gpu_xid */
+	assert_int_equal(g_schema.nkinds, 23);
 	char *h = header_with(&g_schema);
 	size_t longest = 4;
 	for (size_t k = 0; k < g_schema.nkinds; k++) {
@@ -328,6 +377,15 @@ static void test_known_details(void **state)
 		{"rcu_stall", "rcu_sched self_detected"},
 
 		{"slow_io", "read 4096B loop3(7:3) sector=2048 queue=12us device=2.3ms by 4242(dd)"},
+		{"hw_mc_error", "1 corrected mc0 CPU_SrcID#0_MC#0_Chan#1_DIMM#0 addr=0x0000000012345000"},
+		{"hw_aer_error", "corrected 0000:3b:00.0 status=65 RxErr BadTLP"},
+		{"hw_nonstd_error", "corrected section e71254e8-c1b9-4940-ab76-909703a4320f fru Slot 2"},
+		{"hw_arm_error", "recoverable mpidr=0x0000000081000200"},
+		{"hw_mem_failure", "pfn 0x0000000000123456 MF_MSG_BUDDY recovered"},
+		{"hw_mce", "bank 7 status=0xbc00000000010090 addr=0x0000000012345680 uncorrected"},
+		{"hw_error_rate", "12 corrected errors on mc0/dimm0 (DIMM_A1) within 600s (threshold 10)"},
+		{"hw_pcie_link", "0000:3b:00.0 x4 16 GT/s (max x16 16 GT/s) degraded"},
+		{"gpu_xid", "Xid 79 on 00000000:3B:00.0 (kmsg) python: GPU has fallen off the bus."},
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		char *d = details(fixture(c[i].type));

@@ -21,6 +21,8 @@
 
 #include "modules/io_decode.h"
 #include "modules/net_decode.h"
+#include "modules/hw_decode.h"
+#include "modules/gpu_xid.h"
 
 static int type_ok(int t, const json_t *v)
 {
@@ -203,6 +205,48 @@ static void decoders_match_schema(void **state)
 		present = 0;
 		check(&ks, "tcp_retransmit", sl_net_retrans_fields(&e, sizeof(e)), &present);
 		done[nd++] = "tcp_retransmit";
+	}
+	{ /* hw: every RAS record type, the optional AER tlp_header and memory-failure page_type */
+		static const char *const names[] = {"hw_mc_error", "hw_aer_error", "hw_nonstd_error", "hw_arm_error",
+						    "hw_mem_failure", "hw_mce"};
+		for (unsigned t = SL_EV_HW_MC; t < SL_EV_HW_END; t++) {
+			struct sl_hw_ras_event e;
+			unsigned kind;
+			char subj[96];
+			int cpu;
+			memset(&e, 0, sizeof(e));
+			e.hdr.type = t;
+			e.u.aer.tlp_header_valid = t == SL_EV_HW_AER;
+			json_t *o = hw_ras_fields(&e, sizeof(e), &kind, subj, sizeof(subj), &cpu);
+			assert_non_null(o);
+			if (t == SL_EV_HW_MEM_FAILURE)
+				json_object_set_new(o, "page_type", json_string("MF_MSG_BUDDY"));
+			present = 0;
+			check(&ks, names[t - SL_EV_HW_MC], o, &present);
+			done[nd++] = names[t - SL_EV_HW_MC];
+		}
+		present = 0;
+		check(&ks, "hw_error_rate",
+		      hw_rate_fields("edac_dimm", "mc0/dimm0", "DIMM_A1", 12, 40, 600000000000ULL, 10), &present);
+		done[nd++] = "hw_error_rate";
+		struct hw_link l = {.bdf = "0000:3b:00.0", .speed = 16, .max_speed = 16, .width = 4, .max_width = 16,
+				    .degraded = 1};
+		present = 0;
+		check(&ks, "hw_pcie_link", hw_link_fields(&l, &l), &present);
+		present = 0;
+		check(&ks, "hw_pcie_link", hw_link_fields(&l, NULL), &present);
+		done[nd++] = "hw_pcie_link";
+	}
+	{ /* gpu_xid from NVML (no line) and from the kernel log, and of an unknown bus */
+		struct gpu_xid_line x;
+		assert_int_equal(gpu_xid_parse("NVRM: Xid (PCI:0000:3b:00): 79, pid=12, name=python, fell off", &x), 0);
+		present = 0;
+		check(&ks, "gpu_xid", gpu_xid_fields(0, "GPU-1", "00000000:3B:00.0", 48, NULL), &present);
+		present = 0;
+		check(&ks, "gpu_xid", gpu_xid_fields(0, "GPU-1", "00000000:3B:00.0", 79, &x), &present);
+		present = 0;
+		check(&ks, "gpu_xid", gpu_xid_fields(-1, NULL, "00000000:99:00.0", 79, &x), &present);
+		done[nd++] = "gpu_xid";
 	}
 	/* every kind of the registry has a case above */
 	for (unsigned i = 0; i < ks.n; i++) {
