@@ -151,6 +151,27 @@ json_t *sl_read_series(struct sl_agent *a, const char *module, const char *name,
 	return NULL;
 }
 
+/* the history of series tv_x_seconds: two readings of container c0ffee01 */
+json_t *sl_read_series_history(struct sl_agent *a, const char *module, const char *name, const char *container,
+			       unsigned *status, char *err, size_t errlen)
+{
+	(void)a;
+	if (strcmp(module, "tv") || strcmp(name, "tv_x_seconds")) {
+		*status = 404;
+		snprintf(err, errlen, "module: no module '%s'", module);
+		return NULL;
+	}
+	*status = 200;
+	json_t *cs = json_array();
+	if (!container || !strncmp("c0ffee01", container, strlen(container)))
+		json_array_append_new(cs, json_pack("{s:s,s:s,s:[{s:s,s:f},{s:s,s:f}]}", "container_id", "c0ffee01",
+						    "pod_uid", "", "points", "time", "2024-05-01T12:00:00.000000000Z",
+						    "value", 0.5, "time", "2024-05-01T12:00:01.000000000Z", "value",
+						    0.25));
+	return json_pack("{s:s,s:s,s:s,s:s,s:i,s:o}", "module", module, "name", name, "unit", "seconds", "doc", "d",
+			 "points_max", 300, "containers", cs);
+}
+
 json_t *sl_read_series_list(struct sl_agent *a, const char *module, unsigned *status, char *err, size_t errlen)
 {
 	(void)a;
