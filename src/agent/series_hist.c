@@ -51,8 +51,10 @@ void sl_series_hist_free(struct sl_series_hist *h)
 }
 
 /* The ring of container id in sr, made (or taken from the container
- * updated longest ago) when there is none. NULL: out of memory. */
-static struct ring *ring_for(struct series_rings *sr, const struct sl_series_point *p)
+ * updated longest ago) when there is none. NULL: out of memory, or every
+ * ring was updated by this very sample (adds): more containers than rings
+ * read at once, the first ones keep theirs rather than all of them churning. */
+static struct ring *ring_for(struct series_rings *sr, const struct sl_series_point *p, uint64_t adds)
 {
 	int oldest = -1;
 	for (int i = 0; i < sr->nr; i++) {
@@ -67,6 +69,8 @@ static struct ring *ring_for(struct series_rings *sr, const struct sl_series_poi
 		if (!r)
 			return NULL;
 		sr->r[sr->nr++] = r;
+	} else if (sr->r[oldest]->last_add == adds) {
+		return NULL;
 	} else {
 		r = sr->r[oldest];
 	}
@@ -89,9 +93,9 @@ void sl_series_hist_add(struct sl_series_hist *h, unsigned midx, unsigned sidx, 
 		sr = h->s[midx][sidx] = calloc(1, sizeof(*sr));
 	h->adds++;
 	for (size_t i = 0; sr && i < n; i++) {
-		struct ring *r = ring_for(sr, &pts[i]);
+		struct ring *r = ring_for(sr, &pts[i], h->adds);
 		if (!r)
-			break;
+			continue;
 		r->last_add = h->adds;
 		unsigned last = (r->head + SL_SERIES_HIST_POINTS - 1) % SL_SERIES_HIST_POINTS;
 		if (r->n && r->p[last].ts_ns == pts[i].ts_ns)

@@ -6,7 +6,9 @@
  * last SL_SERIES_HIST_POINTS distinct readings (a reading whose time equals
  * the previous one's is the same snapshot again and is not stored twice).
  * At most SL_SERIES_HIST_CONTAINERS containers per series: a new one
- * replaces the one updated longest ago. Memory is bounded by
+ * replaces the one updated longest ago, unless all of them were read in the
+ * same sample (more live containers than rings: the first ones read keep
+ * their history, the others have none). Memory is bounded by
  * SL_MAX_MODULES x SL_SERIES_HIST_SERIES x SL_SERIES_HIST_CONTAINERS rings of
  * SL_SERIES_HIST_POINTS x 16 bytes, allocated when first used. Readers (API
  * threads) copy under a mutex held for the copy only. */
