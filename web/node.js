@@ -78,12 +78,13 @@ SL.pages.node = async (view) => {
       tr('store', SL.fmt.bytes(sum('sandlens_store_bytes')) + ', WAL ' + SL.fmt.bytes(sum('sandlens_store_wal_bytes')) + ', ' + sum('sandlens_store_rows_written_total') + ' rows written', 'store'),
       tr('events dropped', dropped.length ? dropped.map((x) => x.labels.type + '/' + x.labels.reason + ' ' + x.value).join(', ') : 'none', 'dropped'),
     ];
-    for (const [m, t] of cur.bpf) {
+    for (const [m, t] of [...cur.bpf].filter(([m]) => cur.bpfn.get(m) > 0)) {
       const n = cur.bpfn.get(m) || 0;
       rows.push(tr('BPF programs of ' + m, SL.fmt.secs(t) + ' in ' + n + ' runs' + (n ? ' (' + SL.fmt.dur(t * 1e9 / n) + ' each)' : '') +
         (prev && prev.bpf.has(m) ? ' — ' + SL.fmt.pct(rate(t, prev.bpf.get(m))) + ' of a CPU now' : ''), 'bpf-' + m));
     }
-    if (!cur.bpf.size) rows.push(tr('BPF programs', 'run time not measured: sysctl kernel.bpf_stats_enabled=1 turns it on', 'bpf'));
+    if (![...cur.bpfn.values()].some((n) => n > 0))
+      rows.push(tr('BPF programs', 'run time not measured: sysctl kernel.bpf_stats_enabled=1 turns it on', 'bpf'));
     prev = cur;
     SL.clear(cost).appendChild(SL.el('table', { id: 'cost' }, SL.el('tbody', {}, rows)));
   });
@@ -116,7 +117,7 @@ SL.pages.timeline = async (view) => {
     const now = Date.now(), w = ms[win.value];
     const inWin = evs.filter((e) => SL.timeMs(e.time) >= now - w);
     SL.timeline(host, lanes, inWin, now - w, now, (e) => { detail.textContent = JSON.stringify(e, null, 2); });
-    SL.clear(table).appendChild(SL.eventTable(inWin, 100, true));
+    SL.clear(table).appendChild(SL.eventTable(inWin, 60, true));
   };
   const start = () => { feed = new SL.EventFeed(scope.value ? 'container=' + encodeURIComponent(scope.value) : '', win.value, 5000, draw); };
   start();

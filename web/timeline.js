@@ -57,12 +57,12 @@ SL.timeline = (host, lanes, events, t0, t1, onpick) => {
 /* The event table under a timeline: newest first, max rows. */
 SL.eventTable = (events, max, withContainer) => {
   const rows = events.slice(-max).reverse().map((e) => SL.el('tr', { 'data-type': e.type, 'data-id': e.id },
-    SL.el('td', { class: 'mono' }, SL.fmt.time(e.time)),
+    SL.el('td', { class: 'mono nowrap' }, SL.fmt.time(e.time)),
     SL.el('td', {}, e.type),
     SL.el('td', { class: 'sevtext-' + e.severity }, e.severity || ''),
     withContainer ? SL.el('td', { class: 'mono' }, e.container_id ? SL.link(SL.containerRoute(e.container_id), SL.shortId(e.container_id)) : 'host') : null,
     SL.el('td', { class: 'mono' }, e.pid !== undefined ? e.pid + ' ' + (e.comm || '') : e.device || (e.cpu !== undefined ? 'cpu ' + e.cpu : '')),
-    SL.el('td', { class: 'mono detail' }, SL.eventText(e), e.argv_withheld ? null : null)));
+    SL.el('td', { class: 'mono detail' }, SL.eventText(e))));
   return SL.el('table', { class: 'events' },
     SL.el('thead', {}, SL.el('tr', {}, SL.el('th', {}, 'time'), SL.el('th', {}, 'type'), SL.el('th', {}, 'severity'),
       withContainer ? SL.el('th', {}, 'container') : null, SL.el('th', {}, 'subject'), SL.el('th', {}, 'details'))),

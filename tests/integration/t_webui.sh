@@ -3,7 +3,8 @@
 # (Debian's /usr/bin/chromium driven by puppeteer-core, installed with npm
 # into $SL_WEBUI_NODE_DIR, default /tmp/sl-webui-node, never into the repo;
 # SKIP when neither is available), against a live agent and a real runc
-# container that spins (runqueue waits: two spinners on one CPU) and keeps
+# container that spins (runqueue waits: three spinners on one CPU, two
+# sl-profprog and a shell loop, so that a profile has two branches) and keeps
 # exec'ing `sh -c 'sleep 1' '<img src=x onerror=alert(1)>'`:
 #   1. headers: /ui/ files with their Content-Type, a strict CSP,
 #      nosniff; / and /ui redirect to /ui/; unknown files 404;
@@ -68,6 +69,7 @@ XCOMM='<b id=pwn>' # a program of that name: the exec event's comm
 printf '%s\n' '#!/bin/sh' \
 	'/bin/sl-profprog spin 300 >/dev/null &' \
 	'/bin/sl-profprog spin 300 >/dev/null &' \
+	"sh -c 'while :; do :; done' &" \
 	"while :; do sh -c 'sleep 1' '$XSS'; '/bin/$XCOMM' true 2>/dev/null; done" >"$SL_TMP/run.sh"
 CPU=$(($(nproc) - 1))
 sched_ct ui "$CPU" 40000 -- /bin/sh /run.sh
