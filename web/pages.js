@@ -9,7 +9,7 @@ SL.pages.containers = (view) => {
   const table = SL.el('table', { id: 'containers' }, thead, tbody);
   const note = SL.el('p', { class: 'muted' }, '');
   view.append(SL.el('h1', {}, 'Containers'), note, table);
-  SL.every(2000, async () => {
+  SL.every(5000, async () => {
     const [ev, wl, latest] = await Promise.all([
       SL.api('/api/v1/containers'),
       SL.api('/api/v1/workloads').catch(() => ({ workloads: [] })),
@@ -235,6 +235,25 @@ SL.pages.task = async (view, id) => {
     return;
   }
   const prof = await SL.api('/api/v1/tasks/' + qid + '/result?format=json');
+  // the other formats, fetched with the caller's token and saved from a blob: URL
+  const dl = SL.el('div', { class: 'toolbar' }, 'download: ');
+  for (const f of (rec.result && rec.result.formats) || []) {
+    dl.appendChild(SL.el('button', { type: 'button', 'data-format': f, onclick: async () => {
+      try {
+        const t = SL.token();
+        const r = await fetch('/api/v1/tasks/' + qid + '/result?format=' + encodeURIComponent(f),
+          { headers: t ? { Authorization: 'Bearer ' + t } : {}, cache: 'no-store', credentials: 'omit' });
+        if (!r.ok) throw new Error(f + ': HTTP ' + r.status);
+        const url = URL.createObjectURL(await r.blob());
+        const a = SL.el('a', { href: url, download: id + '.' + (f === 'pprof' ? 'pb.gz' : f === 'folded' ? 'folded' : f) });
+        document.body.appendChild(a);
+        a.click();
+        a.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 10000);
+      } catch (e) { SL.status(e.message); }
+    } }, f));
+  }
+  view.appendChild(dl);
   const search = SL.el('input', { type: 'search', id: 'flame-search', placeholder: 'search frames (substring)' });
   const reset = SL.el('button', { type: 'button', id: 'flame-reset' }, 'Reset zoom');
   const host = SL.el('div', { id: 'flame' });

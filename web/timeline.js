@@ -32,13 +32,20 @@ SL.timeline = (host, lanes, events, t0, t1, onpick) => {
     s.appendChild(SL.svg('text', { x: x(t), y: 12, 'text-anchor': i === 5 ? 'end' : 'middle', class: 'lane-label' },
       new Date(t).toISOString().slice(11, 19)));
   }
-  const counts = new Map();
-  for (const e of events) counts.set(e.type, (counts.get(e.type) || 0) + 1);
+  // per lane: events, and whether they are about a device or a CPU (the
+  // common field subject_kind): such lanes are tinted, so hardware events
+  // stand apart from the software ones in the same window
+  const counts = new Map(), hw = new Set();
+  for (const e of events) {
+    counts.set(e.type, (counts.get(e.type) || 0) + 1);
+    if (e.subject_kind === 'device' || e.subject_kind === 'cpu') hw.add(e.type);
+  }
   all.forEach((l, i) => {
     const y = top + i * LH;
-    if (i % 2) s.appendChild(SL.svg('rect', { x: 0, y, width: W, height: LH, fill: '#f7f8f9' }));
-    s.appendChild(SL.svg('text', { x: 4, y: y + 14, class: 'lane-label', 'data-lane': l.kind },
-      l.label + ' (' + (counts.get(l.kind) || 0) + ')'));
+    if (hw.has(l.kind)) s.appendChild(SL.svg('rect', { x: 0, y, width: W, height: LH, class: 'lane-hw' }));
+    else if (i % 2) s.appendChild(SL.svg('rect', { x: 0, y, width: W, height: LH, fill: '#f7f8f9' }));
+    s.appendChild(SL.svg('text', { x: 4, y: y + 14, class: 'lane-label', 'data-lane': l.kind, 'data-module': l.module },
+      l.label + (hw.has(l.kind) ? ' [device]' : '') + ' (' + (counts.get(l.kind) || 0) + ')'));
   });
   for (const e of events) {
     const t = SL.timeMs(e.time);

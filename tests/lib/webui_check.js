@@ -114,6 +114,8 @@ async function go(hash) {
   await page.click('#task-list tr[data-task="' + tid + '"] a');
   const nframes = await until('the flame graph renders frames', () => { const f = document.querySelector('#flame .flame'); return f && Number(f.dataset.frames) > 2 && Number(f.dataset.frames); });
   ok('flame graph renders ' + nframes + ' frames');
+  const fmts = await page.$$eval('button[data-format]', (b) => b.map((x) => x.dataset.format).join(','));
+  if (!fmts.includes('folded') || !fmts.includes('pprof')) await fail('download buttons: ' + fmts);
   await shot('flame');
   // zoom: click the narrowest frame at least 4 px wide that does not span
   // the graph (the container runs two programs: their comm frames split
