@@ -34,6 +34,7 @@ async function role() {
   if (SL.token()) {
     try { await SL.api('/api/v1/tasks'); admin = true; } catch (e) { SL.status(e.status === 403 ? 'the token was not accepted: reading as a reader' : e.message); }
   }
+  SL.admin = admin;
   r.textContent = admin ? 'admin' : 'reader';
   r.classList.toggle('admin', admin);
 }

@@ -25,13 +25,13 @@ SL.pages.containers = (view) => {
     for (const [id, v] of latest.values) if (id) row(id).series = v;
     // one column per declared series (of every running module)
     SL.clear(thead).appendChild(SL.el('tr', {}, ['container', 'pod uid', 'runtime', 'events', 'by kind'].map((h) => SL.el('th', {}, h)),
-      latest.decls.map((d) => SL.el('th', { class: 'num', title: d.doc }, d.module + ' · ' + d.name)), SL.el('th', {}, 'last event')));
+      latest.decls.map((d) => SL.el('th', { class: 'num', title: d.module + ': ' + d.doc }, d.name.replace(/_/g, ' '))), SL.el('th', {}, 'last event')));
     SL.clear(tbody);
     for (const r of [...rows.values()].sort((a, b) => a.id.localeCompare(b.id))) {
       const bt = r.ev ? Object.entries(r.ev.by_type || {}).map(([k, n]) => k + ' ' + n).join(', ') : '';
       tbody.appendChild(SL.el('tr', { 'data-id': r.id },
-        SL.el('td', { class: 'mono' }, SL.link(SL.containerRoute(r.id), r.id)),
-        SL.el('td', { class: 'mono' }, r.pod || ''),
+        SL.el('td', { class: 'mono nowrap' }, SL.link(SL.containerRoute(r.id), r.id)),
+        SL.el('td', { class: 'mono nowrap' }, r.pod || ''),
         SL.el('td', {}, r.runtime || ''),
         SL.el('td', { class: 'num' }, r.ev ? r.ev.events : 0),
         SL.el('td', {}, bt),
@@ -197,12 +197,18 @@ SL.taskPanel = async (host, id) => {
         } catch (e) { SL.status(t.type + ': ' + e.message); }
       } }, 'Start ' + t.type.replace(/_/g, ' ')));
   }
+  const denied = () => SL.clear(list).appendChild(SL.el('p', { class: 'muted', id: 'tasks-denied' },
+    'profiles and captures are for admins: enter the admin token above (stacks and command lines are admin-only)'));
+  if (!SL.admin) { // a reader: the task routes would only answer 403 (and count it)
+    for (const b of bar.querySelectorAll('button')) b.disabled = true;
+    denied();
+    return;
+  }
   const refresh = async () => {
     let j;
     try { j = await SL.api('/api/v1/tasks'); } catch (e) {
-      SL.clear(list).appendChild(SL.el('p', { class: 'muted', id: 'tasks-denied' }, e.status === 403
-        ? 'profiles and captures are for admins: enter the admin token above (stacks and command lines are admin-only)'
-        : 'tasks unavailable: ' + e.message));
+      if (e.status === 403) { denied(); return; }
+      SL.clear(list).appendChild(SL.el('p', { class: 'muted' }, 'tasks unavailable: ' + e.message));
       return;
     }
     const mine = (j.tasks || []).filter((t) => (t.resolved && t.resolved.container_id === id) ||

@@ -5,6 +5,8 @@
 const SL = {};
 
 SL.TOKEN_KEY = 'sandlens.token';
+/* Whether the agent takes the token as an admin's (app.js role()). */
+SL.admin = false;
 /* The admin token the user typed in, kept in this tab's sessionStorage only. */
 SL.token = () => { try { return sessionStorage.getItem(SL.TOKEN_KEY) || ''; } catch (e) { return ''; } };
 SL.setToken = (t) => {
