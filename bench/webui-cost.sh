@@ -75,5 +75,5 @@ echo "agent CPU share of one CPU, $REPEATS repeats of ${SECS}s per mode, median 
 for m in $MODES; do
 	read -r md mn mx <<<"$(med "$m")"
 	awk -v m="$m" -v md="$md" -v mn="$mn" -v mx="$mx" -v f="$FM" \
-		'BEGIN { printf "  %-10s %6.2f%% (%.2f..%.2f)  x%.2f\n", m, md * 100, mn * 100, mx * 100, f > 0 ? md / f : 0 }'
+		'BEGIN { printf "  %-10s %6.2f%% (%.2f..%.2f)  x%.2f\n", m, md * 100, mn * 100, mx * 100, (f > 0 ? md / f : 0) }'
 done

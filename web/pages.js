@@ -98,7 +98,7 @@ SL.pages.container = async (view, id) => {
     stats, SL.el('h2', {}, 'Over time'), plots,
     SL.el('h2', {}, 'Neighbours (runqueue)'), neigh,
     SL.el('h2', {}, 'In the modules\' views'), views,
-    SL.el('h2', {}, 'Events (last 15 minutes)'), tl, detail, evtable,
+    SL.el('h2', {}, 'Events (at most the last 15 minutes)'), tl, detail, evtable,
     SL.el('h2', {}, 'Captures and profiles'), tasks);
 
   // statistics
@@ -152,7 +152,7 @@ SL.pages.container = async (view, id) => {
 
   // this container's entry in every running module's view that lists
   // containers (GET /api/v1/<module>): modules added later show up here
-  SL.every(5000, async () => {
+  SL.every(10000, async () => {
     const found = await Promise.all(SL.runningModules(health).map(async (m) => {
       const j = await SL.moduleView(m.name);
       const e = j && Array.isArray(j.containers) && j.containers.find((c) => c && c.container_id === id);
@@ -167,8 +167,10 @@ SL.pages.container = async (view, id) => {
   // events: timeline and table
   const lanes = SL.lanes(SL.meta.schema, health);
   const feed = new SL.EventFeed('container=' + qid, '15m', 3000, (evs) => {
-    const now = Date.now();
-    SL.timeline(tl, lanes, evs, now - 15 * 60e3, now, (e) => { detail.textContent = JSON.stringify(e, null, 2); });
+    // the window: the last 15 minutes, or from the first event (a young container)
+    const now = Date.now(), first = evs.length ? SL.timeMs(evs[0].time) : now;
+    const t0 = Math.max(now - 15 * 60e3, first - Math.max(5e3, (now - first) * 0.05));
+    SL.timeline(tl, lanes, evs, t0, now, (e) => { detail.textContent = JSON.stringify(e, null, 2); });
     SL.clear(evtable).appendChild(SL.eventTable(evs, 50, false));
   });
   SL.every(2000, () => feed.poll());
