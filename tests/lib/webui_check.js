@@ -179,6 +179,30 @@ async function go(hash) {
   await until('node timeline has events', () => document.querySelectorAll('#node-timeline .ev').length > 0);
   ok('node timeline: a lane per declared kind (' + schema.kinds.length + '), events drawn');
   await shot('timeline');
+  // generic over modules: a kind of a module this tree does not have (a
+  // hardware module's device event) gets its lane, tinted, in the module
+  // order of /healthz, through the same functions the pages use
+  const gen = await page.evaluate(() => {
+    const schema = { kinds: [{ name: 'exec', module: 'proc' }, { name: 'pcie_aer', module: 'hw' }, { name: 'io_stall', module: 'io' }] };
+    const health = { modules: [{ name: 'proc' }, { name: 'io' }, { name: 'hw' }] };
+    const lanes = SL.lanes(schema, health);
+    const host = document.createElement('div');
+    document.body.appendChild(host);
+    const now = Date.now(), iso = new Date(now - 1000).toISOString();
+    SL.timeline(host, lanes, [
+      { id: 1, type: 'pcie_aer', time: iso, severity: 'error', subject_kind: 'device', device: 'pci:0000:3b:00.0' },
+      { id: 2, type: 'io_stall', time: iso, severity: 'warning', subject_kind: 'task', pid: 1 },
+      { id: 3, type: 'nic_reset', time: iso, severity: 'warning', subject_kind: 'device' }], now - 60e3, now, null);
+    const r = { order: lanes.map((l) => l.kind).join(','),
+      labels: [...host.querySelectorAll('[data-lane]')].map((t) => t.textContent),
+      hw: host.querySelectorAll('.lane-hw').length, marks: host.querySelectorAll('.ev').length };
+    host.remove();
+    return r;
+  });
+  if (gen.order !== 'exec,io_stall,pcie_aer' || gen.marks !== 3 || gen.hw !== 2 ||
+      !gen.labels.some((l) => l.startsWith('hw · pcie_aer [device]')) || !gen.labels.some((l) => l.startsWith('? · nic_reset')))
+    await fail('generic lanes: ' + JSON.stringify(gen));
+  ok('a kind of an unknown module gets its lane (device lanes tinted): ' + gen.labels.join(' | '));
 
   if (dialogs.length) await fail('dialogs opened: ' + JSON.stringify(dialogs));
   if (pageErrors.length) await fail('page errors: ' + JSON.stringify(pageErrors.slice(0, 5)));
