@@ -35,7 +35,9 @@ COMMON_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(COMMON_SRCS))
 LIB_SRCS := $(wildcard src/cgroup/*.c src/store/*.c \
 	src/modules/*.c src/api/*.c src/stats/*.c src/profile/*.c src/task/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c)) \
 	$(wildcard src/export/*.c src/opentelemetry/proto/*/v1/*.pb-c.c src/opentelemetry/proto/collector/*/v1/*.pb-c.c)
-LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
+# the web UI's files (web/, docs/UI.md), embedded by scripts/gen-webui.sh
+WEB_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css))
+LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/webui_assets.o
 CLI_SRCS := $(wildcard src/cli/*.c)
 CLI_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(CLI_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -87,6 +89,14 @@ $(B)/skel/%.skel.h: $(B)/bpf/%.bpf.o
 # (a fresh build has no .d files yet to say which object includes which);
 # after that the .d files name the skeleton an object really includes.
 $(B)/obj/%.o: src/%.c | $(SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(B)/gen/webui_assets.c: $(WEB_FILES) scripts/gen-webui.sh
+	@mkdir -p $(@D)
+	scripts/gen-webui.sh $@ $(WEB_FILES)
+
+$(B)/obj/gen/webui_assets.o: $(B)/gen/webui_assets.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 

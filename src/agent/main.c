@@ -9,6 +9,8 @@
 #include "agent/pressure_rt.h"
 #include "agent/probe.h"
 #include "agent/sdnotify.h"
+#include "agent/read.h"
+#include "agent/series_hist.h"
 #include "api/api.h"
 #include "api/api_auth.h"
 #include "cgroup/k8s_names.h"
@@ -303,6 +305,28 @@ static int is_metric_tick(const struct sl_module *m)
 	return m->ops->tick_is_metrics;
 }
 
+/* One reading of every running module's series into the history that
+ * GET /api/v1/series/history serves (series_hist.h). */
+static void sample_series(struct sl_agent *a)
+{
+	static struct sl_series_point *pts;
+	if (!a->series_hist)
+		return;
+	if (!pts && !(pts = calloc(SL_READ_SERIES_MAX, sizeof(*pts))))
+		return;
+	for (int i = 0; i < a->nmodules; i++) {
+		struct sl_module *m = &a->modules[i];
+		if (!m->enabled || m->state || !m->ops->read_series)
+			continue;
+		for (unsigned k = 0; k < m->ops->nseries && k < SL_SERIES_HIST_SERIES; k++) {
+			int n = m->ops->read_series(m, k, pts, SL_READ_SERIES_MAX);
+			if (n > 0)
+				sl_series_hist_add(a->series_hist, (unsigned)i, k, pts,
+						   (size_t)n < SL_READ_SERIES_MAX ? (size_t)n : SL_READ_SERIES_MAX);
+		}
+	}
+}
+
 static void tick(struct sl_agent *a)
 {
 	static uint64_t tick_no;
@@ -316,6 +340,7 @@ static void tick(struct sl_agent *a)
 			m->ops->tick(m, now);
 	}
 	publish_attr_stats(a);
+	sample_series(a);
 }
 
 /* SIGHUP: reload config_path, bracketed for a service manager by
@@ -605,6 +630,7 @@ int main(int argc, char **argv)
 		goto out_modules;
 	}
 	a->pressure = sl_pressure_rt_new(a); /* NULL: off (logged) */
+	a->series_hist = sl_series_hist_new(); /* NULL (out of memory): the history route answers empty */
 	if (a->cfg.tasks.enabled)
 		a->tasks = sl_tasks_start_agent(a); /* NULL: logged, task routes answer 503 */
 	struct sl_api *api = sl_api_start(a, err, sizeof(err));
@@ -657,6 +683,8 @@ out_modules:
 	sl_attr_cache_free(a->attr);
 	sl_runc_index_free(a->runc);
 	sl_cevents_free(a->cevents);
+	sl_series_hist_free(a->series_hist);
+	a->series_hist = NULL;
 	sl_info(MOD, "stopped");
 	return rc;
 }

@@ -2,6 +2,7 @@
 #include "agent/read.h"
 #include "agent/agent.h"
 #include "agent/pressure_rt.h"
+#include "agent/series_hist.h"
 #include "common/log.h"
 #include "common/prom.h"
 #include "common/timefmt.h"
@@ -166,6 +167,44 @@ json_t *sl_read_series(struct sl_agent *a, const char *module, const char *name,
 	*status = 200;
 	return json_pack("{s:s,s:s,s:s,s:s,s:o}", "module", module, "name", name, "unit", d->unit ? d->unit : "",
 			 "doc", d->doc ? d->doc : "", "points", arr);
+}
+
+json_t *sl_read_series_history(struct sl_agent *a, const char *module, const char *name, const char *container,
+			       unsigned *status, char *err, size_t errlen)
+{
+	struct sl_module *m = module_named(a, module, strlen(module));
+	const struct sl_series_decl *d = NULL;
+	unsigned idx = 0;
+
+	*status = 404;
+	if (!m) {
+		snprintf(err, errlen, "module: no module '%s'", module);
+		return NULL;
+	}
+	for (unsigned i = 0; i < m->ops->nseries; i++)
+		if (!strcmp(m->ops->series[i].name, name)) {
+			d = &m->ops->series[i];
+			idx = i;
+		}
+	if (!d) {
+		snprintf(err, errlen, "name: module %s has no series '%s'", module, name);
+		return NULL;
+	}
+	if (not_running(m, status, err, errlen))
+		return NULL;
+	json_t *arr = sl_series_hist_json(a->series_hist, (unsigned)(m - a->modules), idx, container,
+					  a->mono_to_real_ns);
+	json_t *j = arr ? json_pack("{s:s,s:s,s:s,s:s,s:i,s:o}", "module", module, "name", name, "unit",
+				    d->unit ? d->unit : "", "doc", d->doc ? d->doc : "", "points_max",
+				    SL_SERIES_HIST_POINTS, "containers", arr)
+			: NULL;
+	if (!j) {
+		*status = 500;
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	*status = 200;
+	return j;
 }
 
 void sl_read_metrics_refused(struct sl_prom *p)

@@ -66,6 +66,13 @@ json_t *sl_read_view_get(struct sl_agent *a, struct sl_module *m, const struct s
  * module is not running), 500 (read_series failed) and the reason in err. */
 json_t *sl_read_series(struct sl_agent *a, const char *module, const char *name, unsigned *status, char *err,
 		       size_t errlen);
+/* GET /api/v1/series/history?module=M&name=N[&container=C] body:
+ * {"module","name","unit","doc","points_max","containers":[{"container_id",
+ * "pod_uid","points":[{"time","value"}]}]}, the readings the agent kept of
+ * that series (agent/series_hist.h), oldest first; container as
+ * sl_series_hist_json. NULL with *status and err as sl_read_series. */
+json_t *sl_read_series_history(struct sl_agent *a, const char *module, const char *name, const char *container,
+			       unsigned *status, char *err, size_t errlen);
 /* GET /api/v1/series (module NULL: every running module) or ?module=M:
  * {"series":[{"module","name","unit","doc"}]}, the declared series of the
  * running modules in registry order (new reference), or NULL with *status

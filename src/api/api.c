@@ -3,6 +3,7 @@
 #include "api/api.h"
 #include "api/api_internal.h"
 #include "api/api_tasks.h"
+#include "api/api_ui.h"
 #include "api/api_watch.h"
 
 #include <arpa/inet.h>
@@ -213,6 +214,77 @@ static void h_series(struct sl_api *api, const struct sl_api_param *p, size_t n,
 	reply_json(api, r, j, 200, "series");
 }
 
+/* GET /api/v1/series/history?module=M&name=N[&container=C]: the readings of
+ * a series the agent kept (agent/series_hist.h). */
+static void h_series_history(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
+{
+	static const char *const names[] = {"module", "name", "container"};
+	const char *vals[3];
+	char err[256];
+	unsigned status;
+
+	if (sl_api_params_only(p, n, names, 3, vals, err, sizeof(err))) {
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	if (!vals[0] || !vals[1]) {
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", !vals[0] ? "module: required" : "name: required");
+		return;
+	}
+	if (vals[2] && (strlen(vals[2]) >= SL_CONTAINER_ID_LEN ||
+			strspn(vals[2], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+				strlen(vals[2]))) {
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT",
+				   "container: expected 1-79 characters of [A-Za-z0-9._-]");
+		return;
+	}
+	err[0] = 0;
+	json_t *j = sl_read_series_history(api->a, vals[0], vals[1], vals[2], &status, err, sizeof(err));
+	if (!j) {
+		sl_api_reply_error(r, status, status_code(status), err[0] ? err : "series unavailable");
+		return;
+	}
+	reply_json(api, r, j, 200, "series history");
+}
+
+/* GET /ui/<file>: the embedded web UI (api_ui.h, docs/UI.md); / and /ui
+ * redirect to /ui/. Static files take no parameters. */
+static void h_ui(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r, const char *url)
+{
+	char err[256];
+	(void)api;
+	r->ui = 1;
+	if (sl_api_no_params(p, n, err, sizeof(err))) {
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	if (!strcmp(url, "/") || !strcmp(url, "/ui")) {
+		static const char body[] = "<!doctype html><title>sandlens</title><a href=\"/ui/\">/ui/</a>\n";
+		r->status = 302;
+		r->location = "/ui/";
+		r->ctype = "text/html; charset=utf-8";
+		r->static_body = body;
+		r->len = sizeof(body) - 1;
+		return;
+	}
+	const struct sl_ui_asset *as = sl_ui_asset_for(url);
+	if (!as) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "no route for %.120s", url);
+		sl_api_reply_error(r, 404, "NOT_FOUND", msg);
+		return;
+	}
+	r->status = 200;
+	r->ctype = as->ctype;
+	r->static_body = as->data;
+	r->len = as->len;
+}
+
+static int is_ui_path(const char *url)
+{
+	return !strcmp(url, "/") || !strcmp(url, "/ui") || !strncmp(url, "/ui/", 4);
+}
+
 /* GET /api/v1/<module><path>: a module's view, with plain parameters
  * checked against its declaration before it runs. */
 static void h_view(struct sl_api *api, struct sl_module *m, const struct sl_api_view *v,
@@ -296,6 +368,7 @@ static const struct route {
 	{"/api/v1/containers", h_containers, NULL},
 	{"/api/v1/schema/events", h_schema, NULL},
 	{"/api/v1/series", h_series, NULL},
+	{"/api/v1/series/history", h_series_history, NULL},
 	{"/api/v1/workloads", h_workloads, NULL},
 	{"/api/v1/workloads/", h_workload_stats, "/api/v1/workloads/{id}/stats"},
 };
@@ -421,7 +494,11 @@ int sl_api_collect_params(struct MHD_Connection *c, struct sl_api_params *ps, ch
 static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r)
 {
 	struct MHD_Response *resp;
-	if (r->iov_free) {
+	if (r->static_body) {
+		resp = MHD_create_response_from_buffer(r->len, (void *)r->static_body, MHD_RESPMEM_PERSISTENT);
+		if (!resp)
+			return MHD_NO;
+	} else if (r->iov_free) {
 		resp = MHD_create_response_from_iovec(r->iov, r->niov, r->iov_free, r->iov_cls);
 		if (!resp) {
 			r->iov_free(r->iov_cls);
@@ -444,6 +521,14 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r)
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (r->ui) { /* the web UI (api_ui.h): nothing from another origin, never framed */
+		MHD_add_response_header(resp, "Content-Security-Policy", SL_UI_CSP);
+		MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+		MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+	}
+	if (r->location)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, r->location);
 	if (r->encoding)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, r->encoding);
 	if (r->iov_free) /* the encoding depends on Accept-Encoding */
@@ -551,7 +636,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		}
 	}
 
-	if (!rt && view) {
+	if (!rt && is_ui_path(url)) {
+		struct sl_api_params ps;
+		char msg[256];
+		r.ui = 1;
+		if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+			snprintf(msg, sizeof(msg), "%.32s not allowed on %.120s (use GET)", method, url);
+			sl_api_reply_error(&r, 405, "METHOD_NOT_ALLOWED", msg);
+		} else if (sl_api_collect_params(c, &ps, msg, sizeof(msg))) {
+			sl_api_reply_error(&r, 400, "INVALID_ARGUMENT", msg);
+		} else {
+			h_ui(api, ps.p, ps.n, &r, url);
+		}
+	} else if (!rt && view) {
 		struct sl_api_params ps;
 		char msg[256];
 		if (strcmp(method, "GET") && strcmp(method, "HEAD")) {

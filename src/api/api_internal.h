@@ -66,6 +66,9 @@ struct reply {
 	const char *encoding; /* Content-Encoding of the pieces, or NULL */
 	int redact; /* the caller is not an admin: withhold secrets (sl_api_withhold_secrets) */
 	struct sl_api *api;
+	const void *static_body; /* instead of body: bytes that outlive the response (the UI's files) */
+	const char *location;    /* a Location header (redirects), or NULL */
+	int ui;                  /* a web UI answer: SL_UI_CSP and the framing headers (api_ui.h) */
 };
 
 /* A request body being read (*con_cls of the POST routes: the task

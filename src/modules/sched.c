@@ -827,6 +827,13 @@ static const struct sl_api_view sched_views[] = {
 	 "the last per-container runqueue snapshot (docs/SCHED.md, docs/API.md GET /api/v1/sched)"},
 };
 
+static const struct sl_series_decl sched_series[SL_SCHED_NSERIES] = {
+	{"sched_runqueue_latency_p99_seconds", "seconds",
+	 "p99 of the runqueue waits that ended in the last snapshot interval (docs/SCHED.md)"},
+	{"sched_runqueue_waiting_tasks", "count",
+	 "runqueue wait time in the last snapshot interval divided by its length: tasks waiting on average"},
+};
+
 const struct sl_module_ops sl_sched_module = {
 	.name = "sched",
 	.doc = "docs/SCHED.md",
@@ -841,6 +848,9 @@ const struct sl_module_ops sl_sched_module = {
 	.nringbufs = 1,
 	.views = sched_views,
 	.nviews = 1,
+	.series = sched_series,
+	.nseries = SL_SCHED_NSERIES,
+	.read_series = sl_sched_read_series,
 	.tick_is_metrics = 1,
 	.init = sched_init,
 	.tick = sched_tick,

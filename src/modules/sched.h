@@ -60,6 +60,15 @@ unsigned sl_sched_get_rate_shift(struct sl_module *m);
 json_t *sl_sched_view(struct sl_module *m, const struct sl_view_param *p, size_t n, unsigned *status,
 		      char *err, size_t errlen);
 
+/* The module's series (GET /api/v1/series, docs/SCHED.md "Series"), from
+ * the last snapshot, one point per series (container or host ""):
+ * idx 0 sched_runqueue_latency_p99_seconds, the interval's p99 runqueue
+ * wait (log2 histogram quantile, seconds); idx 1 sched_runqueue_waiting_tasks,
+ * the interval's total wait / its length (tasks waiting on average). Returns
+ * points written (<= max), -ENODEV (not running), -EINVAL (idx). */
+#define SL_SCHED_NSERIES 2
+int sl_sched_read_series(struct sl_module *m, unsigned idx, struct sl_series_point *out, size_t max);
+
 /* sched_delay ring buffer record -> the type-specific JSON fields (tid,
  * wait_ns, cpu, contention, enqueue, truncated_count, neighbour{pid, tid,
  * comm, cgroup_id, container_id, pod_uid, runtime}); the neighbour's

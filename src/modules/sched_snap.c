@@ -10,6 +10,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,4 +247,33 @@ json_t *sl_sched_view(struct sl_module *m, const struct sl_view_param *p, size_t
 	json_object_set_new(root, "containers", arr);
 	sched_snap_put(snap);
 	return root;
+}
+
+/* ---------- series (GET /api/v1/series, docs/SCHED.md "Series") ---------- */
+
+int sl_sched_read_series(struct sl_module *m, unsigned idx, struct sl_series_point *out, size_t max)
+{
+	struct sched_snap *snap;
+	size_t w = 0;
+
+	if (!m || !m->priv)
+		return -ENODEV;
+	if (idx >= SL_SCHED_NSERIES)
+		return -EINVAL;
+	snap = sched_snap_get(m->priv);
+	for (int i = 0; snap && i < snap->n && w < max; i++) {
+		const struct sched_snap_series *s = &snap->s[i];
+		struct sl_series_point *o = &out[w++];
+		memset(o, 0, sizeof(*o));
+		snprintf(o->container_id, sizeof(o->container_id), "%s", s->id);
+		snprintf(o->pod_uid, sizeof(o->pod_uid), "%s", s->pod_uid);
+		o->cgroup_id = s->ncg ? s->cgids[0] : 0;
+		o->ts_ns = snap->time_mono_ns;
+		if (idx == 0)
+			o->value = s->iv_p99_ns / 1e9;
+		else
+			o->value = snap->interval_ns ? (double)s->iv_sum_ns / (double)snap->interval_ns : 0;
+	}
+	sched_snap_put(snap);
+	return (int)w;
 }

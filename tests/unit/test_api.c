@@ -35,6 +35,7 @@
 #include "common/prom.h"
 #include "modules/proc.h" /* the kinds of a real module: exec argv is SL_FF_ADMIN */
 #include "api/api.h"
+#include "api/api_ui.h"
 #include "common/detail.h"
 #include "common/gzpart.h"
 #include "common/log.h"
@@ -149,6 +150,27 @@ json_t *sl_read_series(struct sl_agent *a, const char *module, const char *name,
 	*status = 404;
 	snprintf(err, errlen, "module: no module '%s'", module);
 	return NULL;
+}
+
+/* the history of series tv_x_seconds: two readings of container c0ffee01 */
+json_t *sl_read_series_history(struct sl_agent *a, const char *module, const char *name, const char *container,
+			       unsigned *status, char *err, size_t errlen)
+{
+	(void)a;
+	if (strcmp(module, "tv") || strcmp(name, "tv_x_seconds")) {
+		*status = 404;
+		snprintf(err, errlen, "module: no module '%s'", module);
+		return NULL;
+	}
+	*status = 200;
+	json_t *cs = json_array();
+	if (!container || !strncmp("c0ffee01", container, strlen(container)))
+		json_array_append_new(cs, json_pack("{s:s,s:s,s:[{s:s,s:f},{s:s,s:f}]}", "container_id", "c0ffee01",
+						    "pod_uid", "", "points", "time", "2024-05-01T12:00:00.000000000Z",
+						    "value", 0.5, "time", "2024-05-01T12:00:01.000000000Z", "value",
+						    0.25));
+	return json_pack("{s:s,s:s,s:s,s:s,s:i,s:o}", "module", module, "name", name, "unit", "seconds", "doc", "d",
+			 "points_max", 300, "containers", cs);
 }
 
 json_t *sl_read_series_list(struct sl_agent *a, const char *module, unsigned *status, char *err, size_t errlen)
@@ -353,6 +375,7 @@ struct http {
 	char allow[64];
 	char encoding[32]; /* Content-Encoding */
 	int vary_ae;       /* Vary names Accept-Encoding */
+	char hdrs[4096];   /* every header line, as received */
 };
 
 /* Sent as Accept-Encoding by req() when set; curl leaves the body encoded. */
@@ -375,6 +398,11 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
 {
 	struct http *h = ud;
 	size_t len = sz * n, ret = len;
+	size_t have = strlen(h->hdrs);
+	if (have + len < sizeof(h->hdrs)) {
+		memcpy(h->hdrs + have, p, len);
+		h->hdrs[have + len] = 0;
+	}
 	if (len > 17 && strncasecmp(p, "Content-Encoding:", 17) == 0)
 		sscanf(p + 17, " %31[^\r\n ]", h->encoding);
 	if (len > 5 && strncasecmp(p, "Vary:", 5) == 0 && strcasestr(p, "accept-encoding"))
@@ -733,7 +761,7 @@ static void test_errors(void **state)
 	check_error("GET", "/api/v1/containers?all=1", 400, "INVALID_ARGUMENT", "all");
 	check_error("GET", "/healthz?x", 400, "INVALID_ARGUMENT", "x");
 	check_error("GET", "/metrics?format=json", 400, "INVALID_ARGUMENT", "format");
-	check_error("GET", "/", 404, "NOT_FOUND", "/");
+	check_error("GET", "//", 404, "NOT_FOUND", "//"); /* "/" redirects to the web UI (test_ui_routes) */
 	check_error("GET", "/api/v1/event", 404, "NOT_FOUND", "/api/v1/event");
 	check_error("GET", "/api/v1/events/", 404, "NOT_FOUND", "/api/v1/events/");
 	check_error("DELETE", "/nowhere", 404, "NOT_FOUND", "/nowhere");
@@ -767,6 +795,108 @@ static void test_series_list(void **state)
 	check_error("GET", "/api/v1/series?module=nope", 404, "NOT_FOUND", "nope");
 	check_error("GET", "/api/v1/series?name=tv_x_seconds", 400, "INVALID_ARGUMENT", "module");
 	check_error("GET", "/api/v1/series?module=tv&name=zz", 404, "NOT_FOUND", "module");
+}
+
+/* GET /api/v1/series/history: parameters checked, the read interface's
+ * answer passed on. */
+static void test_series_history(void **state)
+{
+	(void)state;
+	struct http h;
+	req("GET", "/api/v1/series/history?module=tv&name=tv_x_seconds", 0, &h);
+	assert_int_equal(h.status, 200);
+	json_t *j = json_loadb(h.body, h.len, 0, NULL);
+	assert_non_null(j);
+	json_t *c0 = json_array_get(json_object_get(j, "containers"), 0);
+	assert_string_equal(json_string_value(json_object_get(c0, "container_id")), "c0ffee01");
+	assert_int_equal(json_array_size(json_object_get(c0, "points")), 2);
+	json_decref(j);
+	free(h.body);
+	req("GET", "/api/v1/series/history?module=tv&name=tv_x_seconds&container=c0ff", 1, &h);
+	assert_int_equal(h.status, 200);
+	assert_non_null(strstr(h.body, "c0ffee01"));
+	free(h.body);
+	check_error("GET", "/api/v1/series/history?module=tv", 400, "INVALID_ARGUMENT", "name");
+	check_error("GET", "/api/v1/series/history?name=tv_x_seconds", 400, "INVALID_ARGUMENT", "module");
+	check_error("GET", "/api/v1/series/history?module=tv&name=tv_x_seconds&container=a/b", 400, "INVALID_ARGUMENT",
+		    "container");
+	check_error("GET", "/api/v1/series/history?module=tv&name=tv_x_seconds&limit=3", 400, "INVALID_ARGUMENT", "limit");
+	check_error("GET", "/api/v1/series/history?module=nope&name=x", 404, "NOT_FOUND", "nope");
+}
+
+/* A header line "Name: value" (case-insensitive name) in h, value into v. */
+static int header_value(const struct http *h, const char *name, char *v, size_t vl)
+{
+	size_t nl = strlen(name);
+	for (const char *p = h->hdrs; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (!strncasecmp(p, name, nl) && p[nl] == ':') {
+			p += nl + 1;
+			while (*p == ' ')
+				p++;
+			size_t k = strcspn(p, "\r\n");
+			if (k >= vl)
+				k = vl - 1;
+			memcpy(v, p, k);
+			v[k] = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The web UI (docs/UI.md): every embedded file at /ui/<name> with its type,
+ * its exact bytes, the CSP and nosniff; /ui/ is index.html; / and /ui
+ * redirect; unknown files, parameters and other methods are refused. */
+static void test_ui_routes(void **state)
+{
+	(void)state;
+	struct http h;
+	char v[512], path[160];
+	assert_true(sl_ui_nassets >= 3);
+	for (unsigned i = 0; i < sl_ui_nassets; i++) {
+		snprintf(path, sizeof(path), "/ui/%s", sl_ui_assets[i].name);
+		req("GET", path, (int)(i & 1), &h);
+		assert_int_equal(h.status, 200);
+		assert_string_equal(h.ctype, sl_ui_assets[i].ctype);
+		assert_int_equal(h.len, sl_ui_assets[i].len);
+		assert_memory_equal(h.body, sl_ui_assets[i].data, h.len);
+		assert_true(header_value(&h, "Content-Security-Policy", v, sizeof(v)));
+		assert_string_equal(v, SL_UI_CSP);
+		assert_true(header_value(&h, "X-Content-Type-Options", v, sizeof(v)));
+		assert_string_equal(v, "nosniff");
+		assert_true(header_value(&h, "X-Frame-Options", v, sizeof(v)));
+		free(h.body);
+	}
+	const struct sl_ui_asset *ix = sl_ui_asset_for("/ui/index.html");
+	assert_non_null(ix);
+	req("GET", "/ui/", 0, &h);
+	assert_int_equal(h.status, 200);
+	assert_string_equal(h.ctype, "text/html; charset=utf-8");
+	assert_int_equal(h.len, ix->len);
+	free(h.body);
+	req("HEAD", "/ui/app.js", 0, &h);
+	assert_int_equal(h.status, 200);
+	assert_string_equal(h.ctype, "text/javascript; charset=utf-8");
+	free(h.body);
+	const char *redirects[] = {"/", "/ui"};
+	for (int i = 0; i < 2; i++) {
+		req("GET", redirects[i], 0, &h);
+		assert_int_equal(h.status, 302);
+		assert_true(header_value(&h, "Location", v, sizeof(v)));
+		assert_string_equal(v, "/ui/");
+		assert_true(header_value(&h, "Content-Security-Policy", v, sizeof(v)));
+		free(h.body);
+	}
+	check_error("GET", "/ui/nope.js", 404, "NOT_FOUND", "/ui/nope.js");
+	check_error("GET", "/ui/x/index.html", 404, "NOT_FOUND", "/ui/x/index.html");
+	check_error("GET", "/uix", 404, "NOT_FOUND", "/uix");
+	check_error("GET", "/ui/?token=x", 400, "INVALID_ARGUMENT", "token");
+	check_error("POST", "/ui/", 405, "METHOD_NOT_ALLOWED", "POST"); /* an admin here; readers get 403 on any POST */
+	/* every answer, JSON included, says nosniff */
+	req("GET", "/healthz", 0, &h);
+	assert_true(header_value(&h, "X-Content-Type-Options", v, sizeof(v)));
+	assert_false(header_value(&h, "Content-Security-Policy", v, sizeof(v)));
+	free(h.body);
 }
 
 /* A percent-encoded NUL byte in a query key or value is a 400 naming the
@@ -1555,6 +1685,8 @@ int main(void)
 		cmocka_unit_test(test_cli_other_commands),
 		cmocka_unit_test(test_cli_exit_codes),
 		cmocka_unit_test(test_cli_follow),
+		cmocka_unit_test(test_series_history),
+		cmocka_unit_test(test_ui_routes),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
