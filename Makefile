@@ -42,6 +42,9 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRCS))
+# Floor programs of the benchmarks (bench/floor/X.bpf.c + X.c -> sl-X-floor style loaders).
+BENCH_FLOORS := $(patsubst bench/floor/%.bpf.c,%,$(wildcard bench/floor/*.bpf.c))
+BENCH_BINS := $(patsubst %,$(B)/bench/sl-%,$(subst _,-,$(BENCH_FLOORS)))
 
 # Header dependencies: every compile writes a make fragment beside its
 # output (-MMD: the headers it read, system ones excepted; -MP: an empty
@@ -53,7 +56,7 @@ DEPFLAGS = -MMD -MP -MF $@.d -MT $@
 
 .SECONDARY:
 .PHONY: all deps deps-test run test check unit integration clean bench proto fuzz check-names install uninstall deb
-all: $(B)/sandlensd $(B)/sandlens $(UNIT_BINS) $(HELPER_BINS) check-names
+all: $(B)/sandlensd $(B)/sandlens $(UNIT_BINS) $(HELPER_BINS) $(BENCH_BINS) check-names
 
 # The module contract: no file outside a module's own and the registry
 # names a module (src/agent/module.h). After the objects: its symbol rule
@@ -80,6 +83,17 @@ $(B)/bpf/%.bpf.o: bpf/%.bpf.c $(B)/vmlinux.h
 $(B)/skel/%.skel.h: $(B)/bpf/%.bpf.o
 	@mkdir -p $(@D)
 	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+
+$(B)/bench/floor/%.bpf.o: bench/floor/%.bpf.c $(B)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-I$(B) -Iinclude -Ibpf $(DEPFLAGS) -c $< -o $@
+
+$(B)/bench/floor/%.skel.h: $(B)/bench/floor/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+
+$(B)/bench/sl-sched-floor: bench/floor/sched_floor.c $(B)/bench/floor/sched_floor.skel.h
+	$(CC) $(CFLAGS) -I$(B)/bench/floor $(LDFLAGS) -o $@ $< -lbpf -lelf -lz
 
 # The skeletons are order-only: all of them exist before the first C compile
 # (a fresh build has no .d files yet to say which object includes which);

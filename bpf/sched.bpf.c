@@ -46,13 +46,25 @@ static __always_inline __u64 shifted(__u64 v)
 	return v ? v : 1;
 }
 
+/* 1 once user space has attached both cgroup-move hooks below (which
+ * invalidate the cached keys); until then every switch computes the key. */
+volatile __u32 key_cache = 0;
+
 /* Tick epoch, advanced by user space (mmap'd .bss) after each read. */
 volatile __u64 sched_epoch;
 
+/* Per-task state. cset/key: the task's cgroup key and the css_set pointer
+ * it was computed from (t->cgroups); while t->cgroups is unchanged the key
+ * is taken from here, so a switch does no pointer chase through the
+ * css_set, cgroup and kernfs node (six cache lines on a hybrid host, cold
+ * when the CPU ran something else). cgroup_attach_task clears cset (a
+ * moved task's old css_set can be freed and its address reused). */
 struct enq {
 	__u64 ts;   /* CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
 	__u32 kind; /* enum sl_sched_enqueue */
 	__u32 pad;
+	__u64 cset; /* css_set the key was computed from; 0 = none */
+	struct sl_sched_key key;
 };
 
 struct {
@@ -108,13 +120,27 @@ struct {
 	__type(value, __u64);
 } sched_stats SEC(".maps");
 
-static __always_inline void mark_enqueue(struct task_struct *t, __u64 now, __u32 kind)
+static __always_inline struct enq *mark_enqueue(struct task_struct *t, __u64 now, __u32 kind)
 {
 	struct enq *e = bpf_task_storage_get(&sched_enq, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (e) {
 		e->ts = now;
 		e->kind = kind;
 	}
+	return e;
+}
+
+/* t's cgroup key, from e's cache when t->cgroups is the css_set it was
+ * computed from, else computed (direct loads) and cached. */
+static __always_inline void task_key(struct task_struct *t, struct enq *e, struct sl_sched_key *k)
+{
+	__u64 cs = (__u64)t->cgroups;
+
+	if (e->cset != cs || !key_cache) {
+		sl_task_cgroup_key(t, &e->key.cgroup_id, &e->key.cgroup_v1_id);
+		e->cset = cs;
+	}
+	*k = e->key;
 }
 
 SEC("tp_btf/sched_wakeup")
@@ -211,16 +237,17 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 {
 	struct sl_sched_key key, pkey;
 	struct sl_sched_hist *h;
-	struct enq *e;
+	struct enq *e, *pe = NULL;
 	__u64 now = bpf_ktime_get_ns(), wait, epoch;
 	__u32 slot, cls, kind, idx;
+	int prev_pid = prev->pid;
 
 	/* Switched out while runnable: back on the runqueue now. The state is
 	 * read from the task (not the tracepoint's prev_state): __schedule()
 	 * resets it to TASK_RUNNING when a signal is pending and keeps the task
 	 * queued. */
-	if (prev->pid && sl_task_state(prev) == 0)
-		mark_enqueue(prev, now, SL_SCHED_ENQ_PREEMPT);
+	if (prev_pid && sl_task_state(prev) == 0)
+		pe = mark_enqueue(prev, now, SL_SCHED_ENQ_PREEMPT);
 	if (!next->pid)
 		return 0;
 	e = bpf_task_storage_get(&sched_enq, next, 0, 0);
@@ -230,15 +257,20 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	kind = e->kind;
 	e->ts = 0;
 
-	sl_task_cgroup_key(next, &key.cgroup_id, &key.cgroup_v1_id);
-	if (!prev->pid) {
+	task_key(next, e, &key);
+	if (!prev_pid) {
 		cls = SL_SCHED_IDLE;
 	} else if (prev->cgroups == next->cgroups) {
 		/* same css_set: same cgroup on every hierarchy */
 		cls = SL_SCHED_INTERNAL;
 		pkey = key;
 	} else {
-		sl_task_cgroup_key(prev, &pkey.cgroup_id, &pkey.cgroup_v1_id);
+		if (!pe)
+			pe = bpf_task_storage_get(&sched_enq, prev, 0, 0);
+		if (pe)
+			task_key(prev, pe, &pkey);
+		else
+			sl_task_cgroup_key(prev, &pkey.cgroup_id, &pkey.cgroup_v1_id);
 		cls = (pkey.cgroup_id == key.cgroup_id && pkey.cgroup_v1_id == key.cgroup_v1_id)
 			      ? SL_SCHED_INTERNAL : SL_SCHED_EXTERNAL;
 	}
@@ -285,6 +317,34 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 
 	if (wait >= delay_threshold_ns)
 		emit_delay(prev, next, &key, now, wait, cls, kind);
+	return 0;
+}
+
+/* A task moved to another cgroup: forget its cached key (the next switch
+ * computes it from the new css_set). */
+static __always_inline void forget_key(struct task_struct *task)
+{
+	struct enq *e = bpf_task_storage_get(&sched_enq, task, 0, 0);
+
+	if (e)
+		e->cset = 0;
+}
+
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(sched_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	forget_key(task);
+	return 0;
+}
+
+/* v1 cgroup_transfer_tasks() (cpuset hotplug) moves tasks without
+ * cgroup_attach_task. */
+SEC("tp_btf/cgroup_transfer_tasks")
+int BPF_PROG(sched_cgroup_transfer, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	forget_key(task);
 	return 0;
 }
 

@@ -69,11 +69,13 @@ struct sl_sched_nb {
  * epoch a max_ns slot belongs to. nb[]: neighbours of external waits; a
  * neighbour that finds no slot on this CPU goes to map `sched_pairs`. */
 struct sl_sched_hist {
-	__u64 slots[SL_SCHED_SLOTS]; /* waits per slot */
+	/* what every wait updates, in the first 64 bytes (one cache line when
+	 * the value is line-aligned): */
 	__u64 sum_ns;                /* sum of waits */
 	__u64 class_ns[3];           /* sum of waits by enum sl_sched_contention */
 	__u64 max_ns[2];
 	__u64 max_epoch[2];
+	__u64 slots[SL_SCHED_SLOTS]; /* waits per slot */
 	struct sl_sched_nb nb[SL_SCHED_NB_SLOTS];
 };
 

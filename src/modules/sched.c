@@ -766,6 +766,13 @@ static int sched_init(struct sl_module *m)
 		snprintf(m->error, sizeof(m->error), "sched_wakeup/sched_switch could not be attached");
 		return -ENOTSUP;
 	}
+	/* The per-task cgroup-key cache (bpf/sched.bpf.c task_key) is on only
+	 * when both cgroup-move hooks that invalidate it are attached. */
+	sl_module_attach(m, s->progs.sched_cgroup_attach, &s->links.sched_cgroup_attach, "tp_btf/cgroup_attach_task");
+	sl_module_attach(m, s->progs.sched_cgroup_transfer, &s->links.sched_cgroup_transfer,
+			 "tp_btf/cgroup_transfer_tasks");
+	if (s->links.sched_cgroup_attach && s->links.sched_cgroup_transfer)
+		__atomic_store_n(&s->bss->key_cache, 1, __ATOMIC_RELEASE);
 	sp->last_tick_ns = sl_mono_ns();
 	return sl_module_ringbuf(m, "sched_events", bpf_map__fd(s->maps.sched_events));
 }
