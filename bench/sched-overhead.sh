@@ -39,6 +39,7 @@ REPS=${BENCH_REPEATS:-5}
 LOOPS=${BENCH_LOOPS:-1000}
 BUSY=${BENCH_BUSY_S:-6}
 sl_init
+export SL_START_TIMEOUT=${SL_START_TIMEOUT:-900}
 sl_require_root
 sl_require_btf
 sl_require_cmd runqlat perf jq curl bpftool taskset

@@ -46,25 +46,36 @@ static __always_inline __u64 shifted(__u64 v)
 	return v ? v : 1;
 }
 
-/* 1 once user space has attached both cgroup-move hooks below (which
- * invalidate the cached keys); until then every switch computes the key. */
+/* 1 once user space has attached both cgroup-move hooks (which invalidate
+ * the cached keys); until then every switch computes the key. */
 volatile __u32 key_cache = 0;
+
+/* Advanced by user space after it adds keys to sched_watch (a task's
+ * cached `watched` bit is valid while its wgen equals this). */
+volatile __u32 watch_gen;
 
 /* Tick epoch, advanced by user space (mmap'd .bss) after each read. */
 volatile __u64 sched_epoch;
 
-/* Per-task state. cset/key: the task's cgroup key and the css_set pointer
- * it was computed from (t->cgroups); while t->cgroups is unchanged the key
- * is taken from here, so a switch does no pointer chase through the
- * css_set, cgroup and kernfs node (six cache lines on a hybrid host, cold
- * when the CPU ran something else). cgroup_attach_task clears cset (a
- * moved task's old css_set can be freed and its address reused). */
+/* Per-task state. key: the task's cgroup key, computed once and kept
+ * while the task stays in its cgroups, so a switch does no pointer chase
+ * through task->cgroups, the css_set, cgroup and kernfs node (seven cache
+ * lines on a hybrid host, cold when the CPU ran something else). A task
+ * changes cgroups only through cgroup_attach_task / cgroup_transfer_tasks
+ * (a new task has new, zeroed storage); both hooks below bump `moves`, and
+ * the key is valid while key_tag == moves + 1. The key is recomputed after
+ * reading `moves` (so a move that lands while it is being computed still
+ * invalidates it). A css_set replaced with the same cgroups (a v2
+ * controller enabled) keeps the key, which is still right. */
 struct enq {
 	__u64 ts;   /* CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
 	__u32 kind; /* enum sl_sched_enqueue */
-	__u32 pad;
-	__u64 cset; /* css_set the key was computed from; 0 = none */
+	__u32 moves;   /* cgroup moves seen (cgroup-move hooks) */
 	struct sl_sched_key key;
+	__u32 key_tag; /* moves + 1 when key was computed; 0 = never */
+	__u32 pad;
+	__u32 wgen;    /* watch_gen when `watched` was read; ~0 = not read */
+	__u32 watched; /* key was in sched_watch at wgen */
 };
 
 struct {
@@ -130,17 +141,32 @@ static __always_inline struct enq *mark_enqueue(struct task_struct *t, __u64 now
 	return e;
 }
 
-/* t's cgroup key, from e's cache when t->cgroups is the css_set it was
- * computed from, else computed (direct loads) and cached. */
+/* t's cgroup key, from e's cache while t has not moved, else computed
+ * (direct loads) and cached. */
 static __always_inline void task_key(struct task_struct *t, struct enq *e, struct sl_sched_key *k)
 {
-	__u64 cs = (__u64)t->cgroups;
+	if (e->key_tag != e->moves + 1 || !key_cache) {
+		/* fetch-add 0: an atomic read (a full barrier) before the loads */
+		__u32 m = __sync_fetch_and_add(&e->moves, 0);
 
-	if (e->cset != cs || !key_cache) {
 		sl_task_cgroup_key(t, &e->key.cgroup_id, &e->key.cgroup_v1_id);
-		e->cset = cs;
+		e->key_tag = m + 1;
+		e->wgen = ~0u;
 	}
 	*k = e->key;
+}
+
+/* Whether next's key (cached in e by task_key) is in sched_watch: read
+ * from the map once per watch_gen, not on every long wait. */
+static __always_inline int key_watched(struct enq *e, const struct sl_sched_key *k)
+{
+	__u32 g = watch_gen;
+
+	if (e->wgen != g) {
+		e->watched = bpf_map_lookup_elem(&sched_watch, k) != NULL;
+		e->wgen = g;
+	}
+	return e->watched;
 }
 
 SEC("tp_btf/sched_wakeup")
@@ -260,13 +286,17 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	task_key(next, e, &key);
 	if (!prev_pid) {
 		cls = SL_SCHED_IDLE;
-	} else if (prev->cgroups == next->cgroups) {
-		/* same css_set: same cgroup on every hierarchy */
+	} else if (!pe && prev->cgroups == next->cgroups) {
+		/* a sleeping prev (no storage fetched): the same css_set means
+		 * the same cgroup on every hierarchy; two loads instead of a
+		 * storage lookup */
 		cls = SL_SCHED_INTERNAL;
 		pkey = key;
 	} else {
+		/* prev's key from its cache (a sleeping prev without storage, a
+		 * task that ran since before the agent, gets an entry now) */
 		if (!pe)
-			pe = bpf_task_storage_get(&sched_enq, prev, 0, 0);
+			pe = bpf_task_storage_get(&sched_enq, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (pe)
 			task_key(prev, pe, &pkey);
 		else
@@ -315,7 +345,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		}
 	}
 
-	if (wait >= delay_threshold_ns)
+	if (wait >= delay_threshold_ns && key_watched(e, &key))
 		emit_delay(prev, next, &key, now, wait, cls, kind);
 	return 0;
 }
@@ -327,7 +357,7 @@ static __always_inline void forget_key(struct task_struct *task)
 	struct enq *e = bpf_task_storage_get(&sched_enq, task, 0, 0);
 
 	if (e)
-		e->cset = 0;
+		__sync_fetch_and_add(&e->moves, 1);
 }
 
 SEC("tp_btf/cgroup_attach_task")
