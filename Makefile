@@ -215,8 +215,9 @@ check: unit integration
 test: deps-test
 	tests/run-all.sh
 
+# Every benchmark of bench/ (bench/README.md); rewrites bench/RESULTS.md.
 bench: all
-	bench/exec-storm.sh $(B)
+	bench/run-all.sh $(B)
 
 # Install (docs/DEPLOY.md). The BPF objects are inside the skeletons, so
 # the two binaries, the unit and the config are all that running needs.

@@ -49,6 +49,8 @@ static __always_inline __u64 shifted(__u64 v)
 /* 1 once user space has attached both cgroup-move hooks (which invalidate
  * the cached keys); until then every switch computes the key. */
 volatile __u32 key_cache = 0;
+/* Cgroup moves seen by the cgroup-move hooks (see struct enq). */
+volatile __u64 cg_moves;
 
 /* Advanced by user space after it adds keys to sched_watch (a task's
  * cached `watched` bit is valid while its wgen equals this). */
@@ -58,24 +60,26 @@ volatile __u32 watch_gen;
 volatile __u64 sched_epoch;
 
 /* Per-task state. key: the task's cgroup key, computed once and kept
- * while the task stays in its cgroups, so a switch does no pointer chase
- * through task->cgroups, the css_set, cgroup and kernfs node (seven cache
- * lines on a hybrid host, cold when the CPU ran something else). A task
- * changes cgroups only through cgroup_attach_task / cgroup_transfer_tasks
- * (a new task has new, zeroed storage); both hooks below bump `moves`, and
- * the key is valid while key_tag == moves + 1. The key is recomputed after
- * reading `moves` (so a move that lands while it is being computed still
- * invalidates it). A css_set replaced with the same cgroups (a v2
- * controller enabled) keeps the key, which is still right. */
+ * while no task on the host has changed cgroups, so a switch does no
+ * pointer chase through task->cgroups, the css_set, cgroup and kernfs node
+ * (seven cache lines on a hybrid host, cold when the CPU ran something
+ * else). Tasks change cgroups only through cgroup_attach_task (one event
+ * per write to cgroup.procs, naming only the thread-group leader although
+ * every thread moved) and cgroup_transfer_tasks; a new task has new,
+ * zeroed storage. Both hooks bump the global cg_moves, and a key is valid
+ * while key_tag == cg_moves + 1: a move anywhere makes every task
+ * recompute its key once (moves are rare next to switches: a container
+ * start makes a few). The key is computed after an atomic read of cg_moves,
+ * so a move that lands meanwhile still invalidates it. A css_set replaced
+ * with the same cgroups (a v2 controller enabled) keeps a right key. */
 struct enq {
-	__u64 ts;   /* CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
-	__u32 kind; /* enum sl_sched_enqueue */
-	__u32 moves;   /* cgroup moves seen (cgroup-move hooks) */
-	struct sl_sched_key key;
-	__u32 key_tag; /* moves + 1 when key was computed; 0 = never */
-	__u32 pad;
-	__u32 wgen;    /* watch_gen when `watched` was read; ~0 = not read */
+	__u64 ts;      /* CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
+	__u32 kind;    /* enum sl_sched_enqueue */
 	__u32 watched; /* key was in sched_watch at wgen */
+	__u64 key_tag; /* cg_moves + 1 when key was computed; 0 = never */
+	struct sl_sched_key key;
+	__u32 wgen;    /* watch_gen when `watched` was read; ~0 = not read */
+	__u32 pad;
 };
 
 struct {
@@ -145,9 +149,9 @@ static __always_inline struct enq *mark_enqueue(struct task_struct *t, __u64 now
  * (direct loads) and cached. */
 static __always_inline void task_key(struct task_struct *t, struct enq *e, struct sl_sched_key *k)
 {
-	if (e->key_tag != e->moves + 1 || !key_cache) {
+	if (e->key_tag != cg_moves + 1 || !key_cache) {
 		/* fetch-add 0: an atomic read (a full barrier) before the loads */
-		__u32 m = __sync_fetch_and_add(&e->moves, 0);
+		__u64 m = __sync_fetch_and_add(&cg_moves, 0);
 
 		sl_task_cgroup_key(t, &e->key.cgroup_id, &e->key.cgroup_v1_id);
 		e->key_tag = m + 1;
@@ -350,21 +354,18 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	return 0;
 }
 
-/* A task moved to another cgroup: forget its cached key (the next switch
- * computes it from the new css_set). */
-static __always_inline void forget_key(struct task_struct *task)
+/* A task (or a whole thread group) moved to another cgroup: every cached
+ * key is recomputed at its next use. */
+static __always_inline void forget_keys(void)
 {
-	struct enq *e = bpf_task_storage_get(&sched_enq, task, 0, 0);
-
-	if (e)
-		__sync_fetch_and_add(&e->moves, 1);
+	__sync_fetch_and_add(&cg_moves, 1);
 }
 
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(sched_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
 	     bool threadgroup)
 {
-	forget_key(task);
+	forget_keys();
 	return 0;
 }
 
@@ -374,7 +375,7 @@ SEC("tp_btf/cgroup_transfer_tasks")
 int BPF_PROG(sched_cgroup_transfer, struct cgroup *dst, const char *path, struct task_struct *task,
 	     bool threadgroup)
 {
-	forget_key(task);
+	forget_keys();
 	return 0;
 }
 
