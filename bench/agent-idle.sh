@@ -88,6 +88,16 @@ sleep "$WARM"
 
 HZ=$(getconf CLK_TCK)
 ticks() { awk '{print $14 + $15}' "/proc/$SL_AGENT_PID/stat"; }
+# per-thread "comm ticks" (threads named by the agent), summed by name
+threads() {
+	local t
+	for t in /proc/"$SL_AGENT_PID"/task/*; do
+		sed 's/^[0-9]* (\(.*\)) /\1 /' "$t/stat" 2>/dev/null | awk '{print $1, $13 + $14}'
+	done | awk '{c[$1] += $2} END {for (k in c) print k, c[k]}' | sort
+}
+forks() { awk '$1 == "processes" {print $2}' /proc/stat; }
+threads >"$SL_TMP/th0"
+f0=$(forks)
 c0=$(ticks)
 t0=$(date +%s.%N)
 : >"$SL_TMP/rss"
@@ -97,6 +107,11 @@ for ((s = 0; s < WIN; s++)); do
 done
 c1=$(ticks)
 t1=$(date +%s.%N)
+f1=$(forks)
+threads >"$SL_TMP/th1"
+FORKS=$((f1 - f0))
+BYTHREAD=$(join -a 2 -e 0 -o 0,1.2,2.2 "$SL_TMP/th0" "$SL_TMP/th1" |
+	awk -v hz="$HZ" -v w="$WIN" '{d = ($3 - $2) / hz; if (d > 0) printf "%s %.2f s (%.2f %%); ", $1, d, 100 * d / w}' | sed 's/; $//')
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 read -r cpu_s pct < <(awk -v a="$c0" -v b="$c1" -v hz="$HZ" -v t0="$t0" -v t1="$t1" \
 	'BEGIN { c = (b - a) / hz; printf "%.2f %.3f\n", c, 100 * c / (t1 - t0) }')
@@ -106,6 +121,8 @@ verdict=PASS
 awk -v p="$pct" -v r="$rss_max" 'BEGIN { exit !(p <= 0.5 && r <= 32) }' || verdict=FAIL
 echo "# agent-idle: $START, $(nproc) CPUs, kernel $(uname -r), load $LOAD0 -> $LOAD1, $OTHERS other sandlensd"
 echo "containers $CONT, window ${WIN}s: agent CPU ${cpu_s}s = ${pct} % of one core; RSS median ${rss_med} MiB, max ${rss_max} MiB"
+echo "by thread: ${BYTHREAD:-none}"
+echo "host activity in the window: $FORKS new tasks (forks, /proc/stat processes)"
 echo "goal (CPU <= 0.5 % of a core, RSS <= 32 MiB): $verdict"
 
 if [ -n "${SL_BENCH_RESULTS:-}" ]; then
@@ -123,6 +140,8 @@ default configuration (every module, default intervals, self-protection on). CPU
 | containers reported by the agent | $CONT | |
 | agent CPU over ${WIN} s | ${cpu_s} s = **${pct} %** of one core | ≤ 0.5 % |
 | agent RSS, median / max | ${rss_med} / **${rss_max} MiB** | ≤ 32 MiB |
+| agent CPU by thread (name: CPU over the window) | ${BYTHREAD:-none} | |
+| host activity during the window | $FORKS new tasks (Δ processes of /proc/stat) | |
 
 Goal: **$verdict**. The agent observes the whole host: every exec and context switch of other
 work on it is processed too, so on a shared host the CPU figure is an upper bound of the idle cost.

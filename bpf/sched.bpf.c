@@ -69,8 +69,8 @@ volatile __u64 sched_epoch;
  * zeroed storage. Both hooks bump the global cg_moves, and a key is valid
  * while key_tag == cg_moves + 1: a move anywhere makes every task
  * recompute its key once (moves are rare next to switches: a container
- * start makes a few). The key is computed after an atomic read of cg_moves,
- * so a move that lands meanwhile still invalidates it. A css_set replaced
+ * start makes a few). The key is computed after reading cg_moves, so a
+ * move that lands meanwhile still invalidates it. A css_set replaced
  * with the same cgroups (a v2 controller enabled) keeps a right key. */
 struct enq {
 	__u64 ts;      /* CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
@@ -150,8 +150,10 @@ static __always_inline struct enq *mark_enqueue(struct task_struct *t, __u64 now
 static __always_inline void task_key(struct task_struct *t, struct enq *e, struct sl_sched_key *k)
 {
 	if (e->key_tag != cg_moves + 1 || !key_cache) {
-		/* fetch-add 0: an atomic read (a full barrier) before the loads */
-		__u64 m = __sync_fetch_and_add(&cg_moves, 0);
+		/* read before the loads of the chain (x86 keeps load order; an
+		 * atomic read here would bounce the shared line on every
+		 * recompute) */
+		__u64 m = cg_moves;
 
 		sl_task_cgroup_key(t, &e->key.cgroup_id, &e->key.cgroup_v1_id);
 		e->key_tag = m + 1;

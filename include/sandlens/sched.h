@@ -75,8 +75,11 @@ struct sl_sched_hist {
 	__u64 class_ns[3];           /* sum of waits by enum sl_sched_contention */
 	__u64 max_ns[2];
 	__u64 max_epoch[2];
-	__u64 slots[SL_SCHED_SLOTS]; /* waits per slot */
+	/* then the neighbour slots (32 bytes each, two per cache line: the
+	 * first neighbours of an external wait are one more line), then the
+	 * log2 slots */
 	struct sl_sched_nb nb[SL_SCHED_NB_SLOTS];
+	__u64 slots[SL_SCHED_SLOTS]; /* waits per slot */
 };
 
 /* Key/value of map `sched_pairs` (PERCPU_HASH): external waits of a victim
