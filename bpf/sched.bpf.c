@@ -150,13 +150,16 @@ static __always_inline struct enq *mark_enqueue(struct task_struct *t, __u64 now
 static __always_inline void task_key(struct task_struct *t, struct enq *e, struct sl_sched_key *k)
 {
 	if (e->key_tag != cg_moves + 1 || !key_cache) {
-		/* read before the loads of the chain (x86 keeps load order; an
-		 * atomic read here would bounce the shared line on every
-		 * recompute) */
+		/* key_cache and cg_moves are read before the loads of the chain
+		 * (the compiler barrier keeps the order in the program; x86
+		 * keeps load order). A key computed before the move hooks were
+		 * attached gets no tag: a move then would have gone unseen. */
+		__u32 on = key_cache;
 		__u64 m = cg_moves;
 
+		asm volatile("" ::: "memory");
 		sl_task_cgroup_key(t, &e->key.cgroup_id, &e->key.cgroup_v1_id);
-		e->key_tag = m + 1;
+		e->key_tag = on ? m + 1 : 0;
 		e->wgen = ~0u;
 	}
 	*k = e->key;
