@@ -46,6 +46,9 @@ HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELPER_SRCS))
 # the test NVML of the gpu module's tests (a shared object, rule below)
 NVML_SHIM := $(B)/helpers/libnvidia-ml.so.1
+# Floor programs of the benchmarks (bench/floor/X.bpf.c + X.c -> sl-X-floor style loaders).
+BENCH_FLOORS := $(patsubst bench/floor/%.bpf.c,%,$(wildcard bench/floor/*.bpf.c))
+BENCH_BINS := $(patsubst %,$(B)/bench/sl-%,$(subst _,-,$(BENCH_FLOORS)))
 
 # Header dependencies: every compile writes a make fragment beside its
 # output (-MMD: the headers it read, system ones excepted; -MP: an empty
@@ -57,7 +60,7 @@ DEPFLAGS = -MMD -MP -MF $@.d -MT $@
 
 .SECONDARY:
 .PHONY: all deps deps-test run test check unit integration clean bench proto fuzz check-names install uninstall deb
-all: $(B)/sandlensd $(B)/sandlens $(B)/doc/sandlens.1 $(B)/doc/sandlens.bash $(UNIT_BINS) $(HELPER_BINS) $(NVML_SHIM) check-names
+all: $(B)/sandlensd $(B)/sandlens $(B)/doc/sandlens.1 $(B)/doc/sandlens.bash $(UNIT_BINS) $(HELPER_BINS) $(NVML_SHIM) $(BENCH_BINS) check-names
 
 # The module contract: no file outside a module's own and the registry
 # names a module (src/agent/module.h). After the objects: its symbol rule
@@ -84,6 +87,17 @@ $(B)/bpf/%.bpf.o: bpf/%.bpf.c $(B)/vmlinux.h
 $(B)/skel/%.skel.h: $(B)/bpf/%.bpf.o
 	@mkdir -p $(@D)
 	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+
+$(B)/bench/floor/%.bpf.o: bench/floor/%.bpf.c $(B)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-I$(B) -Iinclude -Ibpf $(DEPFLAGS) -c $< -o $@
+
+$(B)/bench/floor/%.skel.h: $(B)/bench/floor/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+
+$(B)/bench/sl-sched-floor: bench/floor/sched_floor.c $(B)/bench/floor/sched_floor.skel.h
+	$(CC) $(CFLAGS) -I$(B)/bench/floor $(LDFLAGS) -o $@ $< -lbpf -lelf -lz
 
 # The skeletons are order-only: all of them exist before the first C compile
 # (a fresh build has no .d files yet to say which object includes which);
@@ -230,8 +244,9 @@ check: unit integration
 test: deps-test
 	tests/run-all.sh
 
+# Every benchmark of bench/ (bench/README.md); rewrites bench/RESULTS.md.
 bench: all
-	bench/exec-storm.sh $(B)
+	bench/run-all.sh $(B)
 
 # Install (docs/DEPLOY.md). The BPF objects are inside the skeletons, so
 # the two binaries, the unit and the config are all that running needs.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# bench-section: exec-storm
 # Exec storm benchmark (issue 2, item 10): the cost of sandlensd's proc
 # module under a storm of short execs, side by side with libbpf-tools
 # execsnoop observing the same storm in the same run.

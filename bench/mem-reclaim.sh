@@ -1,4 +1,5 @@
 #!/bin/bash
+# bench-section: mem-reclaim
 # Cost of sandlens' mem module during a reclaim storm (issue 9, item 7).
 #
 #   bench/mem-reclaim.sh [BUILD_DIR] [REPEATS] [ROUNDS]

@@ -1,4 +1,5 @@
 #!/bin/bash
+# bench-section: profile-overhead
 # Cost of an on-CPU profile task (issue 5, item 8): the agent's own CPU
 # while it profiles a busy runc container at 99 Hz for 30 s, next to the
 # same job done by `perf record -F 99 -g` + `perf script`, in the same run.

@@ -46,12 +46,39 @@ static __always_inline __u64 shifted(__u64 v)
 	return v ? v : 1;
 }
 
+/* 1 once user space has attached both cgroup-move hooks (which invalidate
+ * the cached keys); until then every switch computes the key. */
+volatile __u32 key_cache = 0;
+/* Cgroup moves seen by the cgroup-move hooks (see struct enq). */
+volatile __u64 cg_moves;
+
+/* Advanced by user space after it adds keys to sched_watch (a task's
+ * cached `watched` bit is valid while its wgen equals this). */
+volatile __u32 watch_gen;
+
 /* Tick epoch, advanced by user space (mmap'd .bss) after each read. */
 volatile __u64 sched_epoch;
 
+/* Per-task state. key: the task's cgroup key, computed once and kept
+ * while no task on the host has changed cgroups, so a switch does no
+ * pointer chase through task->cgroups, the css_set, cgroup and kernfs node
+ * (seven cache lines on a hybrid host, cold when the CPU ran something
+ * else). Tasks change cgroups only through cgroup_attach_task (one event
+ * per write to cgroup.procs, naming only the thread-group leader although
+ * every thread moved) and cgroup_transfer_tasks; a new task has new,
+ * zeroed storage. Both hooks bump the global cg_moves, and a key is valid
+ * while key_tag == cg_moves + 1: a move anywhere makes every task
+ * recompute its key once (moves are rare next to switches: a container
+ * start makes a few). The key is computed after reading cg_moves, so a
+ * move that lands meanwhile still invalidates it. A css_set replaced
+ * with the same cgroups (a v2 controller enabled) keeps a right key. */
 struct enq {
-	__u64 ts;   /* CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
-	__u32 kind; /* enum sl_sched_enqueue */
+	__u64 ts;      /* CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
+	__u32 kind;    /* enum sl_sched_enqueue */
+	__u32 watched; /* key was in sched_watch at wgen */
+	__u64 key_tag; /* cg_moves + 1 when key was computed; 0 = never */
+	struct sl_sched_key key;
+	__u32 wgen;    /* watch_gen when `watched` was read; ~0 = not read */
 	__u32 pad;
 };
 
@@ -108,13 +135,47 @@ struct {
 	__type(value, __u64);
 } sched_stats SEC(".maps");
 
-static __always_inline void mark_enqueue(struct task_struct *t, __u64 now, __u32 kind)
+static __always_inline struct enq *mark_enqueue(struct task_struct *t, __u64 now, __u32 kind)
 {
 	struct enq *e = bpf_task_storage_get(&sched_enq, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (e) {
 		e->ts = now;
 		e->kind = kind;
 	}
+	return e;
+}
+
+/* t's cgroup key, from e's cache while t has not moved, else computed
+ * (direct loads) and cached. */
+static __always_inline void task_key(struct task_struct *t, struct enq *e, struct sl_sched_key *k)
+{
+	if (e->key_tag != cg_moves + 1 || !key_cache) {
+		/* key_cache and cg_moves are read before the loads of the chain
+		 * (the compiler barrier keeps the order in the program; x86
+		 * keeps load order). A key computed before the move hooks were
+		 * attached gets no tag: a move then would have gone unseen. */
+		__u32 on = key_cache;
+		__u64 m = cg_moves;
+
+		asm volatile("" ::: "memory");
+		sl_task_cgroup_key(t, &e->key.cgroup_id, &e->key.cgroup_v1_id);
+		e->key_tag = on ? m + 1 : 0;
+		e->wgen = ~0u;
+	}
+	*k = e->key;
+}
+
+/* Whether next's key (cached in e by task_key) is in sched_watch: read
+ * from the map once per watch_gen, not on every long wait. */
+static __always_inline int key_watched(struct enq *e, const struct sl_sched_key *k)
+{
+	__u32 g = watch_gen;
+
+	if (e->wgen != g) {
+		e->watched = bpf_map_lookup_elem(&sched_watch, k) != NULL;
+		e->wgen = g;
+	}
+	return e->watched;
 }
 
 SEC("tp_btf/sched_wakeup")
@@ -211,16 +272,17 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 {
 	struct sl_sched_key key, pkey;
 	struct sl_sched_hist *h;
-	struct enq *e;
+	struct enq *e, *pe = NULL;
 	__u64 now = bpf_ktime_get_ns(), wait, epoch;
 	__u32 slot, cls, kind, idx;
+	int prev_pid = prev->pid;
 
 	/* Switched out while runnable: back on the runqueue now. The state is
 	 * read from the task (not the tracepoint's prev_state): __schedule()
 	 * resets it to TASK_RUNNING when a signal is pending and keeps the task
 	 * queued. */
-	if (prev->pid && sl_task_state(prev) == 0)
-		mark_enqueue(prev, now, SL_SCHED_ENQ_PREEMPT);
+	if (prev_pid && sl_task_state(prev) == 0)
+		pe = mark_enqueue(prev, now, SL_SCHED_ENQ_PREEMPT);
 	if (!next->pid)
 		return 0;
 	e = bpf_task_storage_get(&sched_enq, next, 0, 0);
@@ -230,15 +292,24 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	kind = e->kind;
 	e->ts = 0;
 
-	sl_task_cgroup_key(next, &key.cgroup_id, &key.cgroup_v1_id);
-	if (!prev->pid) {
+	task_key(next, e, &key);
+	if (!prev_pid) {
 		cls = SL_SCHED_IDLE;
-	} else if (prev->cgroups == next->cgroups) {
-		/* same css_set: same cgroup on every hierarchy */
+	} else if (!pe && prev->cgroups == next->cgroups) {
+		/* a sleeping prev (no storage fetched): the same css_set means
+		 * the same cgroup on every hierarchy; two loads instead of a
+		 * storage lookup */
 		cls = SL_SCHED_INTERNAL;
 		pkey = key;
 	} else {
-		sl_task_cgroup_key(prev, &pkey.cgroup_id, &pkey.cgroup_v1_id);
+		/* prev's key from its cache (a sleeping prev without storage, a
+		 * task that ran since before the agent, gets an entry now) */
+		if (!pe)
+			pe = bpf_task_storage_get(&sched_enq, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (pe)
+			task_key(prev, pe, &pkey);
+		else
+			sl_task_cgroup_key(prev, &pkey.cgroup_id, &pkey.cgroup_v1_id);
 		cls = (pkey.cgroup_id == key.cgroup_id && pkey.cgroup_v1_id == key.cgroup_v1_id)
 			      ? SL_SCHED_INTERNAL : SL_SCHED_EXTERNAL;
 	}
@@ -283,8 +354,33 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		}
 	}
 
-	if (wait >= delay_threshold_ns)
+	if (wait >= delay_threshold_ns && key_watched(e, &key))
 		emit_delay(prev, next, &key, now, wait, cls, kind);
+	return 0;
+}
+
+/* A task (or a whole thread group) moved to another cgroup: every cached
+ * key is recomputed at its next use. */
+static __always_inline void forget_keys(void)
+{
+	__sync_fetch_and_add(&cg_moves, 1);
+}
+
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(sched_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	forget_keys();
+	return 0;
+}
+
+/* v1 cgroup_transfer_tasks() (cpuset hotplug) moves tasks without
+ * cgroup_attach_task. */
+SEC("tp_btf/cgroup_transfer_tasks")
+int BPF_PROG(sched_cgroup_transfer, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	forget_keys();
 	return 0;
 }
 

@@ -69,12 +69,17 @@ struct sl_sched_nb {
  * epoch a max_ns slot belongs to. nb[]: neighbours of external waits; a
  * neighbour that finds no slot on this CPU goes to map `sched_pairs`. */
 struct sl_sched_hist {
-	__u64 slots[SL_SCHED_SLOTS]; /* waits per slot */
+	/* what every wait updates, in the first 64 bytes (one cache line when
+	 * the value is line-aligned): */
 	__u64 sum_ns;                /* sum of waits */
 	__u64 class_ns[3];           /* sum of waits by enum sl_sched_contention */
 	__u64 max_ns[2];
 	__u64 max_epoch[2];
+	/* then the neighbour slots (32 bytes each, two per cache line: the
+	 * first neighbours of an external wait are one more line), then the
+	 * log2 slots */
 	struct sl_sched_nb nb[SL_SCHED_NB_SLOTS];
+	__u64 slots[SL_SCHED_SLOTS]; /* waits per slot */
 };
 
 /* Key/value of map `sched_pairs` (PERCPU_HASH): external waits of a victim

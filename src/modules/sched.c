@@ -510,6 +510,7 @@ static void sync_watch(struct sched_priv *sp)
 	struct sl_exec_bucket b;
 	struct sl_sched_key k, next, *prev = NULL;
 	uint64_t n = 0;
+	int changed = 0;
 
 	HASH_ITER(hh, sp->keys, ks, tmp) {
 		if (ks->seen_tick != sp->tick_no) { /* gone from the kernel maps */
@@ -525,7 +526,7 @@ static void sync_watch(struct sched_priv *sp)
 			b.tokens_nano = sp->cfg->delay_burst * 1000000000ull;
 			b.last_ns = sl_mono_ns();
 			if (bpf_map_update_elem(fd, &ks->k, &b, BPF_NOEXIST) == 0 || errno == EEXIST)
-				ks->watched = 1;
+				ks->watched = changed = 1;
 			else
 				atomic_fetch_add(&sp->watch_full, 1);
 		} else if (!want && ks->watched) {
@@ -536,6 +537,11 @@ static void sync_watch(struct sched_priv *sp)
 			ks->pending = b.pending;
 		}
 	}
+	/* The kernel half caches "is this key watched" per task, tagged with
+	 * watch_gen: a new watched key takes effect once the generation moves.
+	 * (A deleted key needs none: the emit path looks the key up anyway.) */
+	if (changed)
+		__atomic_fetch_add(&sp->skel->bss->watch_gen, 1, __ATOMIC_RELEASE);
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		k = next;
 		prev = &k;
@@ -766,6 +772,13 @@ static int sched_init(struct sl_module *m)
 		snprintf(m->error, sizeof(m->error), "sched_wakeup/sched_switch could not be attached");
 		return -ENOTSUP;
 	}
+	/* The per-task cgroup-key cache (bpf/sched.bpf.c task_key) is on only
+	 * when both cgroup-move hooks that invalidate it are attached. */
+	sl_module_attach(m, s->progs.sched_cgroup_attach, &s->links.sched_cgroup_attach, "tp_btf/cgroup_attach_task");
+	sl_module_attach(m, s->progs.sched_cgroup_transfer, &s->links.sched_cgroup_transfer,
+			 "tp_btf/cgroup_transfer_tasks");
+	if (s->links.sched_cgroup_attach && s->links.sched_cgroup_transfer)
+		__atomic_store_n(&s->bss->key_cache, 1, __ATOMIC_RELEASE);
 	sp->last_tick_ns = sl_mono_ns();
 	return sl_module_ringbuf(m, "sched_events", bpf_map__fd(s->maps.sched_events));
 }

@@ -1,0 +1,152 @@
+#!/bin/bash
+# bench-section: agent-idle
+# The agent's own cost when nothing happens (issue 13, item 4): N container
+# cgroups (kubepods layout, one sleeping process each), sandlensd with its
+# default configuration (every module, default intervals, self-protection
+# on), CPU and RSS over a window.
+#
+#   bench/agent-idle.sh [BUILD_DIR]            (root; default build/)
+#
+# Env: BENCH_CONTAINERS  containers (default 100)
+#      BENCH_WINDOW_S    measured window, seconds (default 60)
+#      BENCH_WARMUP_S    wait after the agent reports every container (default 15)
+#      SL_BENCH_RESULTS=FILE  write the markdown section to FILE (make bench)
+# Figures: CPU = Δ(utime + stime) of /proc/<pid>/stat over the window, in
+# clock ticks / CLK_TCK, as a share of one core; RSS = VmRSS of
+# /proc/<pid>/status sampled every second in the window (median and max).
+# Goals: CPU <= 0.5 % of a core, RSS <= 32 MiB (max). The agent also sees
+# everything else the host runs (every exec, every context switch of other
+# users' work): on a shared host its CPU is an upper bound of the idle cost.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+source tests/lib/common.sh
+B=${1:-build}
+export SL_BUILD=$B
+N=${BENCH_CONTAINERS:-100}
+WIN=${BENCH_WINDOW_S:-60}
+WARM=${BENCH_WARMUP_S:-15}
+sl_init
+sl_require_agent_env
+export SL_START_TIMEOUT=${SL_START_TIMEOUT:-900}
+# production defaults: self-protection on (the test harness turns it off)
+export SL_TEST_PRESSURE=1
+
+HIER=()
+if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+	HIER=(/sys/fs/cgroup)
+else
+	for h in unified memory cpu cpuacct blkio pids; do
+		[ -d "/sys/fs/cgroup/$h" ] && HIER+=("/sys/fs/cgroup/$h")
+	done
+fi
+[ ${#HIER[@]} -gt 0 ] || skip "no cgroup hierarchies"
+[ "${HIER[0]}" = /sys/fs/cgroup ] && echo "+memory +cpu +io +pids" >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+BASE=/kubepods/burstable
+PODS=() PIDS=()
+cleanup_idle() {
+	local p h
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait "${PIDS[@]}" 2>/dev/null
+	for h in "${HIER[@]}"; do
+		for p in "${PODS[@]}"; do
+			[ -d "$h$p" ] || continue
+			find "$h$p" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+			rmdir "$h$p" 2>/dev/null
+		done
+	done
+}
+sl_on_exit cleanup_idle
+
+START=$(date -u +%Y-%m-%dT%H:%MZ)
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+OTHERS=$(pgrep -x sandlensd | wc -l)
+note "creating $N container cgroups (one sleeping process each) in: ${HIER[*]}"
+for ((i = 0; i < N; i++)); do
+	pod=$BASE/pod$(cat /proc/sys/kernel/random/uuid)
+	cg=$pod/$(printf '1d1e%060x' "$i")
+	PODS+=("$pod")
+	for h in "${HIER[@]}"; do mkdir -p "$h$cg"; done
+	if [ "${HIER[0]}" = /sys/fs/cgroup ]; then
+		echo "+memory +cpu +io +pids" >"/sys/fs/cgroup$BASE/cgroup.subtree_control" 2>/dev/null
+		echo "+memory +cpu +io +pids" >"/sys/fs/cgroup$pod/cgroup.subtree_control" 2>/dev/null
+	fi
+	sleep 3600 &
+	p=$!
+	PIDS+=("$p")
+	for h in "${HIER[@]}"; do echo "$p" >"$h$cg/cgroup.procs"; done
+done
+
+sl_agent_start
+n=0
+until [ "$(sl_metric sandlens_stats_containers 2>/dev/null || echo 0)" -ge "$N" ] 2>/dev/null; do
+	[ $n -lt 600 ] || fail "the agent did not report $N containers within 60 s"
+	sleep 0.1
+	n=$((n + 1))
+done
+note "agent reports $(sl_metric sandlens_stats_containers) containers; warm-up ${WARM}s"
+sleep "$WARM"
+
+HZ=$(getconf CLK_TCK)
+ticks() { awk '{print $14 + $15}' "/proc/$SL_AGENT_PID/stat"; }
+# per-thread "comm ticks" (threads named by the agent), summed by name
+threads() {
+	local t
+	for t in /proc/"$SL_AGENT_PID"/task/*; do
+		sed 's/^[0-9]* (\(.*\)) /\1 /' "$t/stat" 2>/dev/null | awk '{print $1, $13 + $14}'
+	done | awk '{c[$1] += $2} END {for (k in c) print k, c[k]}' | sort
+}
+forks() { awk '$1 == "processes" {print $2}' /proc/stat; }
+threads >"$SL_TMP/th0"
+f0=$(forks)
+c0=$(ticks)
+t0=$(date +%s.%N)
+: >"$SL_TMP/rss"
+for ((s = 0; s < WIN; s++)); do
+	awk '/^VmRSS:/ {print $2}' "/proc/$SL_AGENT_PID/status" >>"$SL_TMP/rss"
+	sleep 1
+done
+c1=$(ticks)
+t1=$(date +%s.%N)
+f1=$(forks)
+threads >"$SL_TMP/th1"
+FORKS=$((f1 - f0))
+BYTHREAD=$(join -a 2 -e 0 -o 0,1.2,2.2 "$SL_TMP/th0" "$SL_TMP/th1" |
+	awk -v hz="$HZ" -v w="$WIN" '{d = ($3 - $2) / hz; if (d > 0) printf "%s %.2f s (%.2f %%); ", $1, d, 100 * d / w}' | sed 's/; $//')
+LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
+read -r cpu_s pct < <(awk -v a="$c0" -v b="$c1" -v hz="$HZ" -v t0="$t0" -v t1="$t1" \
+	'BEGIN { c = (b - a) / hz; printf "%.2f %.3f\n", c, 100 * c / (t1 - t0) }')
+read -r rss_med rss_max < <(sort -n "$SL_TMP/rss" | awk '{v[NR] = $1} END { printf "%.1f %.1f\n", v[int((NR + 1) / 2)] / 1024, v[NR] / 1024 }')
+CONT=$(sl_metric sandlens_stats_containers)
+verdict=PASS
+awk -v p="$pct" -v r="$rss_max" 'BEGIN { exit !(p <= 0.5 && r <= 32) }' || verdict=FAIL
+echo "# agent-idle: $START, $(nproc) CPUs, kernel $(uname -r), load $LOAD0 -> $LOAD1, $OTHERS other sandlensd"
+echo "containers $CONT, window ${WIN}s: agent CPU ${cpu_s}s = ${pct} % of one core; RSS median ${rss_med} MiB, max ${rss_max} MiB"
+echo "by thread: ${BYTHREAD:-none}"
+echo "host activity in the window: $FORKS new tasks (forks, /proc/stat processes)"
+echo "goal (CPU <= 0.5 % of a core, RSS <= 32 MiB): $verdict"
+
+if [ -n "${SL_BENCH_RESULTS:-}" ]; then
+	cat >"$SL_BENCH_RESULTS" <<MD
+## Agent idle cost at $N containers (bench/agent-idle.sh)
+
+Command: \`bench/agent-idle.sh $B\` (BENCH_CONTAINERS=$N BENCH_WINDOW_S=$WIN), $START, commit $(git rev-parse --short HEAD 2>/dev/null).
+Host: $(nproc) CPUs, kernel $(uname -r); load average $LOAD0 before, $LOAD1 after; other sandlensd processes: $OTHERS.
+$N container cgroups in the kubepods layout (in ${HIER[*]}), one sleeping process each; sandlensd with its
+default configuration (every module, default intervals, self-protection on). CPU: Δ(utime+stime) of
+/proc/<pid>/stat over ${WIN} s; RSS: VmRSS every second over the same window.
+
+| figure | value | goal |
+|---|---:|---:|
+| containers reported by the agent | $CONT | |
+| agent CPU over ${WIN} s | ${cpu_s} s = **${pct} %** of one core | ≤ 0.5 % |
+| agent RSS, median / max | ${rss_med} / **${rss_max} MiB** | ≤ 32 MiB |
+| agent CPU by thread (name: CPU over the window) | ${BYTHREAD:-none} | |
+| host activity during the window | $FORKS new tasks (Δ processes of /proc/stat) | |
+
+Goal: **$verdict**. The agent observes the whole host: every exec and context switch of other
+work on it is processed too, so on a shared host the CPU figure is an upper bound of the idle cost.
+MD
+	note "results section written to $SL_BENCH_RESULTS"
+fi
+sl_agent_stop || true
+[ "$verdict" = PASS ]
