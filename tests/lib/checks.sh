@@ -336,7 +336,9 @@ cli_check() {
 
 follow_start() {
 	FOLLOW_OUT="$SL_LOGDIR/follow.jsonl"
-	sl_cli events --follow --json "$@" >"$FOLLOW_OUT" 2>"$SL_LOGDIR/follow.stderr" &
+	# the binary itself in the background, not the sl_cli function: $! of a
+	# function is a subshell, and killing it left sandlens running (orphaned)
+	"$SL_BUILD/sandlens" --api "$SL_API" events --follow --json "$@" >"$FOLLOW_OUT" 2>"$SL_LOGDIR/follow.stderr" &
 	FOLLOW_PID=$!
 	sl_on_exit "kill $FOLLOW_PID"
 	sleep 0.5
