@@ -1,35 +1,23 @@
 /* Runqueue-latency histogram math; see sched_hist.h. */
 #include "modules/sched_hist.h"
+#include "common/log2hist.h"
 
 #include <stdio.h>
 #include <string.h>
 
 unsigned sl_sched_slot(uint64_t ns)
 {
-	uint64_t v = ns ? (ns - 1) / 1000 : 0;
-	unsigned r = 0;
-
-	if (v == 0)
-		return 0;
-	if (v >= (1ull << 20))
-		return SL_SCHED_SLOTS - 1;
-	while (v >>= 1)
-		r++;
-	return r + 1;
+	return sl_l2h_slot(ns, SL_SCHED_SLOTS);
 }
 
 uint64_t sl_sched_slot_upper_ns(unsigned k)
 {
-	return k < SL_SCHED_FINITE_SLOTS ? 1000ull << k : UINT64_MAX;
+	return sl_l2h_upper_ns(k, SL_SCHED_SLOTS);
 }
 
 uint64_t sl_sched_slot_lower_ns(unsigned k)
 {
-	if (k == 0)
-		return 0;
-	if (k >= SL_SCHED_SLOTS)
-		k = SL_SCHED_SLOTS - 1;
-	return 1000ull << (k - 1);
+	return sl_l2h_lower_ns(k, SL_SCHED_SLOTS);
 }
 
 void sl_sched_le_label(unsigned k, char *buf, size_t len)
@@ -51,51 +39,18 @@ void sl_sched_cumulative(const uint64_t slots[SL_SCHED_SLOTS], uint64_t cum[SL_S
 
 uint64_t sl_sched_count(const uint64_t slots[SL_SCHED_SLOTS])
 {
-	uint64_t s = 0;
-	for (unsigned k = 0; k < SL_SCHED_SLOTS; k++)
-		s += slots[k];
-	return s;
+	return sl_l2h_count(slots, SL_SCHED_SLOTS);
 }
 
 double sl_sched_quantile(const uint64_t slots[SL_SCHED_SLOTS], double q, uint64_t max_ns)
 {
-	uint64_t n = sl_sched_count(slots), below = 0, rank;
-	double r;
-
-	if (n == 0 || !(q > 0 && q <= 1))
-		return 0;
-	r = q * (double)n;
-	rank = (uint64_t)r;
-	if ((double)rank < r)
-		rank++;
-	if (rank == 0)
-		rank = 1;
-	for (unsigned k = 0; k < SL_SCHED_SLOTS; k++) {
-		if (!slots[k] || below + slots[k] < rank) {
-			below += slots[k];
-			continue;
-		}
-		double lo = (double)sl_sched_slot_lower_ns(k);
-		double hi = k < SL_SCHED_FINITE_SLOTS ? (double)sl_sched_slot_upper_ns(k)
-						      : (max_ns > lo ? (double)max_ns : lo);
-		double v = lo + (hi - lo) * (double)(rank - below) / (double)slots[k];
-		if (max_ns && v > (double)max_ns)
-			v = (double)max_ns;
-		return v;
-	}
-	return 0; /* not reached */
+	return sl_l2h_quantile(slots, SL_SCHED_SLOTS, q, max_ns);
 }
 
 int sl_sched_delta(const uint64_t a[SL_SCHED_SLOTS], const uint64_t b[SL_SCHED_SLOTS],
 		   uint64_t dst[SL_SCHED_SLOTS])
 {
-	int reset = 0;
-	for (unsigned k = 0; k < SL_SCHED_SLOTS; k++)
-		if (a[k] < b[k])
-			reset = 1;
-	for (unsigned k = 0; k < SL_SCHED_SLOTS; k++)
-		dst[k] = reset ? a[k] : a[k] - b[k];
-	return reset;
+	return sl_l2h_delta(a, b, dst, SL_SCHED_SLOTS);
 }
 
 void sl_sched_fold_cpus(const struct sl_sched_hist *percpu, int ncpus, uint64_t epoch,
