@@ -841,6 +841,16 @@ static int validate(struct sl_config *c, char *err, size_t errlen)
 					 tls[i].key, c->export_otlp.endpoint);
 				return -1;
 			}
+			/* stat, never open here: a FIFO must not block the check,
+			 * and libcurl opens it only when it is a regular file */
+			struct stat tst;
+			const char *why = NULL;
+			if (stat(tls[i].v, &tst) || (!S_ISREG(tst.st_mode) && (errno = EINVAL)) || access(tls[i].v, R_OK))
+				why = errno == EINVAL ? "not a regular file" : strerror(errno);
+			if (why) {
+				snprintf(err, errlen, "%s: '%s': %s", tls[i].key, tls[i].v, why);
+				return -1;
+			}
 		}
 		if (!c->export_otlp.client_cert[0] != !c->export_otlp.client_key[0]) {
 			snprintf(err, errlen, "%s: set without %s (a client certificate needs its key)",

@@ -198,14 +198,23 @@ int sl_api_parse_event_params(const struct sl_api_param *p, size_t n, int64_t no
 			char want[512];
 			size_t wl = 0;
 			want[0] = 0;
+			/* whole names only, as many as the caller's message holds;
+			 * the rest said to be in the schema route */
+			size_t room = errlen > strlen(k) + strlen(v) + 100 ? errlen - strlen(k) - strlen(v) - 100 : 0;
+			int cut = 0;
+			if (room > sizeof(want))
+				room = sizeof(want);
 			for (size_t t = 0; t < ntypes; t++) {
 				known |= !strcmp(v, types[t]);
-				if (wl < sizeof(want))
+				if (!cut && wl + strlen(types[t]) + 2 < room)
 					wl += (size_t)snprintf(want + wl, sizeof(want) - wl, "%s%s", t ? "|" : "",
 							       types[t]);
+				else
+					cut = 1;
 			}
 			if (!known)
-				return fail(err, errlen, "%s: unknown event type '%s' (want %s)", k, v, want);
+				return fail(err, errlen, "%s: unknown event type '%.64s' (want %s%s)", k, v, want,
+					    cut ? "|...; GET /api/v1/schema/events lists all" : "");
 			f->type = v;
 			break;
 		}

@@ -73,13 +73,13 @@ const struct cli_command cli_commands[] = {
 	 "do not fit the terminal width are dropped, the least important first.",
 	 top_opts, 0, 0, NULL, cli_cmd_top},
 	{"io", "per-container block I/O latency, bytes, page cache, per-disk diskstats", "[--json]",
-	 "Per (container, disk, op): requests, bytes, queue and device stage p50/p99 over the agent's "
-	 "last interval; page cache misses, readahead and dirty throttling per container; per-disk "
-	 "counts next to /proc/diskstats (docs/IO.md).",
+	 "Per (container, disk, op): requests, bytes, queue and device stage p50/p99, all cumulative "
+	 "since the agent started (or the series appeared); page cache misses, readahead and dirty "
+	 "throttling per container; per-disk counts next to /proc/diskstats (docs/IO.md).",
 	 json_only_opts, 0, 0, NULL, cli_cmd_io},
 	{"net", "per-container TCP retransmits, resets, drops by kernel reason, softirq latency", "[--json]",
-	 "Per container over the agent's last interval: retransmits, resets sent and received, drops "
-	 "(total and the top reason), its network namespace's device drops/errors and TCP queue "
+	 "Per container, cumulative since the agent started: retransmits, resets sent and received, "
+	 "drops (total and the top reason), its network namespace's device drops/errors and TCP queue "
 	 "counters; then NET_RX/NET_TX softirq latency per CPU (docs/NET.md).",
 	 json_only_opts, 0, 0, NULL, cli_cmd_net},
 	{"profile", "on-/off-CPU profile of a container, pod or process to a file",

@@ -45,7 +45,7 @@ int sl_parse_duration_ns(const char *s, uint64_t *out)
 {
 	static const struct unit u[] = {{"", 1},	       {"ns", 1},	     {"us", 1000},
 					{"ms", 1000000},      {"s", 1000000000ull}, {"m", 60000000000ull},
-					{"h", 3600000000000ull}};
+					{"h", 3600000000000ull}, {"d", 86400000000000ull}};
 	return parse_scaled(s, u, NUNITS(u), out);
 }
 

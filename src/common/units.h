@@ -15,7 +15,7 @@
  * or -1 when s is NULL, empty, malformed or too large. */
 int sl_parse_duration_s(const char *s, uint64_t *out);
 
-/* Nanoseconds: "150ns", "500us", "1ms", "2s", "1m", "1h"; a plain number
+/* Nanoseconds: "150ns", "500us", "1ms", "2s", "1m", "1h", "7d"; a plain number
  * is ns. Returns 0 or -1 (as above). */
 int sl_parse_duration_ns(const char *s, uint64_t *out);
 

@@ -10,6 +10,7 @@
 #include "common/kmsg.h"
 #include "common/snapref.h"
 #include "modules/gpu_nvml.h"
+#include "common/trusted_file.h"
 #include "modules/gpu_xid.h"
 #include "sandlens/token_bucket.h"
 
@@ -45,6 +46,38 @@ static const struct sl_cfg_key gpu_keys[] = {
 	 "the kernel log read for NVRM Xid lines; testing: a file of records, one a line"},
 };
 #undef F
+
+/* gpu.nvml_path given as a path: the file, when it is there, must be one
+ * only root could have written (it is loaded into the root agent);
+ * gpu.kmsg_path absolute. A missing library is fine (no NVIDIA driver:
+ * the module says absent). */
+static int gpu_cfg_check(const void *cfg, char *err, size_t errlen)
+{
+	const struct gpu_cfg *c = cfg;
+	char why[400];
+
+	if (!c->nvml_path[0]) {
+		snprintf(err, errlen, "gpu.nvml_path: empty (a library name such as libnvidia-ml.so.1, or an absolute path)");
+		return -1;
+	}
+	if (strchr(c->nvml_path, '/') && c->nvml_path[0] != '/') {
+		snprintf(err, errlen, "gpu.nvml_path: '%s' is a relative path (a name is looked up by the loader; a path must be absolute)",
+			 c->nvml_path);
+		return -1;
+	}
+	if (c->nvml_path[0] == '/') {
+		int rc = sl_file_trusted(c->nvml_path, why, sizeof(why));
+		if (rc && rc != -ENOENT) {
+			snprintf(err, errlen, "gpu.nvml_path: %s", why);
+			return -1;
+		}
+	}
+	if (c->kmsg_path[0] != '/') {
+		snprintf(err, errlen, "gpu.kmsg_path: '%s' is not an absolute path", c->kmsg_path);
+		return -1;
+	}
+	return 0;
+}
 
 static const struct sl_field xid_fields[] = {
 	{"gpu", SL_FT_UINT, SL_FF_OPTIONAL, "NVML index of the GPU (absent when the bus id matches no GPU)"},
@@ -421,7 +454,9 @@ static void drain_kmsg(struct gpu_priv *gp)
 	char bus[32];
 
 	for (int i = 0; i < 256 && sl_kmsg_next(gp->kmsg, &r) == 1; i++) {
-		if (gpu_xid_parse(r.msg, &x))
+		/* the kernel's own lines only: a record written to /dev/kmsg by a
+		 * process (facility != 0, e.g. "<12>") could forge a GPU fault */
+		if (r.facility != 0 || gpu_xid_parse(r.msg, &x))
 			continue;
 		unsigned g = GPU_MAX;
 		for (unsigned k = 0; k < gp->n; k++)
@@ -787,7 +822,10 @@ static void gpu_destroy(struct sl_module *m)
 const struct sl_module_ops sl_gpu_module = {
 	.name = "gpu",
 	.doc = "docs/GPU.md",
-	.config = {.size = sizeof(struct gpu_cfg), .keys = gpu_keys, .nkeys = sizeof(gpu_keys) / sizeof(gpu_keys[0])},
+	.config = {.size = sizeof(struct gpu_cfg),
+		   .keys = gpu_keys,
+		   .nkeys = sizeof(gpu_keys) / sizeof(gpu_keys[0]),
+		   .check = gpu_cfg_check},
 	.kinds = gpu_kinds,
 	.nkinds = 1,
 	.families = gpu_families,

@@ -80,7 +80,7 @@ static const struct sl_field mc_fields[] = {
 	{"top_layer", SL_FT_INT, 0, "location, first EDAC layer (-1 unknown)"},
 	{"middle_layer", SL_FT_INT, 0, "location, second layer (-1 unknown)"},
 	{"lower_layer", SL_FT_INT, 0, "location, third layer (-1 unknown)"},
-	{"address", SL_FT_STR, 0, "physical address, hex"},
+	{"address", SL_FT_STR, SL_FF_ADMIN, "physical address, hex (admin only)"},
 	{"grain_bytes", SL_FT_UINT, 0, "address granularity, bytes (1 << grain_bits)"},
 	{"syndrome", SL_FT_STR, 0, "ECC syndrome, hex"},
 	{"msg", SL_FT_STR, 0, "driver message (first 63 bytes)"},
@@ -113,7 +113,7 @@ static const struct sl_field arm_fields[] = {
 	{"cper_severity_code", SL_FT_UINT, 0, "its number"},
 };
 static const struct sl_field mf_fields[] = {
-	{"pfn", SL_FT_STR, 0, "page frame number, hex"},
+	{"pfn", SL_FT_STR, SL_FF_ADMIN, "page frame number, hex (admin only: the kernel shows PFNs to root only)"},
 	{"page_type", SL_FT_STR, SL_FF_OPTIONAL, "enum mf_action_page_type name from kernel BTF"},
 	{"page_type_code", SL_FT_INT, 0, "its number"},
 	{"result", SL_FT_STR, 0, "ignored | failed | delayed | recovered (enum mf_result)"},
@@ -122,11 +122,11 @@ static const struct sl_field mf_fields[] = {
 static const struct sl_field mce_fields[] = {
 	{"bank", SL_FT_UINT, 0, "MCA bank"},
 	{"status", SL_FT_STR, 0, "MCi_STATUS, hex"},
-	{"addr", SL_FT_STR, 0, "MCi_ADDR, hex"},
-	{"misc", SL_FT_STR, 0, "MCi_MISC, hex"},
+	{"addr", SL_FT_STR, SL_FF_ADMIN, "MCi_ADDR, hex (admin only)"},
+	{"misc", SL_FT_STR, SL_FF_ADMIN, "MCi_MISC, hex (admin only)"},
 	{"synd", SL_FT_STR, 0, "MCi_SYND (0 where absent), hex"},
 	{"ipid", SL_FT_STR, 0, "MCi_IPID (0 where absent), hex"},
-	{"ip", SL_FT_STR, 0, "instruction pointer, hex"},
+	{"ip", SL_FT_STR, SL_FF_ADMIN, "instruction pointer, hex (admin only)"},
 	{"mcgstatus", SL_FT_STR, 0, "MCG_STATUS, hex"},
 	{"mcgcap", SL_FT_STR, 0, "MCG_CAP, hex"},
 	{"socket", SL_FT_UINT, 0, "socket id"},

@@ -165,8 +165,8 @@ static int stall_cfg_check(const void *cfg, char *err, size_t errlen)
 			 (unsigned long long)c->cpu_stall_period_ns, (unsigned long long)c->cpu_stall_threshold_ns);
 		return -1;
 	}
-	if (!c->kmsg_path[0]) {
-		snprintf(err, errlen, "stall.kmsg_path: empty");
+	if (c->kmsg_path[0] != '/') {
+		snprintf(err, errlen, "stall.kmsg_path: '%s' is not an absolute path", c->kmsg_path);
 		return -1;
 	}
 	for (unsigned i = 0; i < c->missing_hooks.n && i < SL_CFG_STRLIST_MAX; i++) {

@@ -115,11 +115,14 @@ sleep 2.2
 assert_eq "XID gauge after" 48 "$(gm DCGM_FI_DEV_XID_ERRORS 'gpu="1"')"
 assert_eq "XID counter" 1 "$(gm sandlens_gpu_xid_errors_total 'gpu="1",xid="48",source="nvml"')"
 
+# a look-alike line written by a process (facility 1, "<12>"): ignored
+echo "12,5122,987654000,-;NVRM: Xid (PCI:0000:3b:00): 31, pid=$CPID, name=forged, GPU has fallen off the bus." >>"$KMSG"
 # an NVRM Xid line naming the container's process
 echo "3,5123,987654321,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=$CPID, name=sl-testprog, GPU has fallen off the bus." >>"$KMSG"
 k=$(sl_wait_events "type=gpu_xid" '[.[] | select(.source == "kmsg")] | .[0]' 10) || fail "no kmsg gpu_xid event"
 echo "ok - kmsg xid: $k"
 assert_eq "kmsg xid" 79 "$(jq .xid <<<"$k")"
+assert_eq "forged (user-space) Xid lines ignored" 0 "$(sl_get '/api/v1/events?type=gpu_xid&limit=1000' | jq '[.events[] | select(.xid == 31)] | length')"
 assert_eq "kmsg xid gpu" 0 "$(jq .gpu <<<"$k")"
 assert_eq "kmsg reported pid" "$CPID" "$(jq .reported_pid <<<"$k")"
 assert_eq "kmsg process name" sl-testprog "$(jq -r .process_name <<<"$k")"
@@ -141,6 +144,24 @@ grep -qx sl-gpu /proc/$SL_AGENT_PID/task/*/comm && fail "sl-gpu thread runs with
 assert_eq "devices (absent)" 0 "$(gm sandlens_gpu_devices)"
 curl -sf "$SL_API/metrics" | grep -q '^DCGM_FI' && fail "DCGM samples without NVML"
 sl_agent_stop || fail "sandlensd exited with status $? on SIGTERM"
+# an untrusted library is refused before anything loads it (exit 2 naming
+# the key): writable by others, or in a directory others can write; a FIFO
+# is refused without being opened (no hang)
+mkdir -p "$SL_TMP/ww"
+chmod 0777 "$SL_TMP/ww"
+cp "$SHIM" "$SL_TMP/ww/libnvidia-ml.so.1"
+mkdir -p "$SL_TMP/ok"
+cp "$SHIM" "$SL_TMP/ok/lib666.so"
+chmod 0666 "$SL_TMP/ok/lib666.so"
+mkfifo "$SL_TMP/ok/fifo.so"
+for lib in "$SL_TMP/ww/libnvidia-ml.so.1" "$SL_TMP/ok/lib666.so" "$SL_TMP/ok/fifo.so" relative/libnvidia-ml.so.1; do
+	printf 'gpu:\n  nvml_path: %s\n' "$lib" >"$SL_TMP/untrusted.yaml"
+	timeout 10 "$SL_BUILD/sandlensd" --config "$SL_TMP/untrusted.yaml" --check-config >"$SL_LOGDIR/untrusted.out" 2>&1
+	rc=$?
+	assert_eq "--check-config with gpu.nvml_path $lib" 2 "$rc"
+	grep -q "gpu.nvml_path" "$SL_LOGDIR/untrusted.out" || fail "the error does not name gpu.nvml_path: $(cat "$SL_LOGDIR/untrusted.out")"
+done
+echo "ok - untrusted or non-regular gpu.nvml_path refused: $(tail -n 1 "$SL_LOGDIR/untrusted.out")"
 kill $HPID 2>/dev/null
 runc --root "$CT_RUNC_ROOT" kill "$CT_ID" KILL >/dev/null 2>&1
 ct_wait_bg 10 || true

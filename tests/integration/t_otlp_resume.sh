@@ -128,7 +128,7 @@ bad() { # KEY YAML-LINES
 	printf '%s\n' "export:
   otlp:
 $2" >"$SL_TMP/bad.yaml"
-	"$SL_BUILD/sandlensd" --config "$SL_TMP/bad.yaml" --check-config >"$SL_LOGDIR/bad.out" 2>&1
+	timeout 10 "$SL_BUILD/sandlensd" --config "$SL_TMP/bad.yaml" --check-config >"$SL_LOGDIR/bad.out" 2>&1
 	local rc=$?
 	assert_eq "exit status for a bad $1" 2 "$rc"
 	grep -q -- "$1" "$SL_LOGDIR/bad.out" || fail "the error does not name $1: $(cat "$SL_LOGDIR/bad.out")"
@@ -139,4 +139,10 @@ bad export.otlp.ca_file "    endpoint: \"https://127.0.0.1:1\"
     ca_file: relative.pem"
 bad export.otlp.client_key "    endpoint: \"https://127.0.0.1:1\"
     client_cert: \"$PKI/cli.pem\""
-echo "ok - bad TLS settings are exit 2 with the key"
+mkfifo "$SL_TMP/fifo.pem"
+bad export.otlp.ca_file "    endpoint: \"https://127.0.0.1:1\"
+    ca_file: \"$SL_TMP/fifo.pem\""
+bad export.otlp.client_cert "    endpoint: \"https://127.0.0.1:1\"
+    client_cert: \"$SL_TMP/none.pem\"
+    client_key: \"$PKI/cli.key\""
+echo "ok - bad TLS settings (wrong scheme, relative, half a pair, a FIFO, a missing file) are exit 2 with the key"

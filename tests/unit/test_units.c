@@ -47,12 +47,13 @@ static void test_duration_ns(void **s)
 		  {"2s", 2000000000ull},
 		  {"1m", 60000000000ull},
 		  {"1h", 3600000000000ull},
+		  {"1d", 86400000000000ull},
 		  {"18446744073709551615", UINT64_MAX}};
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		assert_int_equal(sl_parse_duration_ns(ok[i].in, &v), 0);
 		assert_int_equal(v, ok[i].ns);
 	}
-	static const char *const bad[] = {"1d", "-1ms", "ms", "99999999999999999999", "18446744073709551615s",
+	static const char *const bad[] = {"1w", "-1ms", "300000d", "ms", "99999999999999999999", "18446744073709551615s",
 					  "6000000h", "1 ms", NULL};
 	for (const char *const *b = bad; *b; b++)
 		if (sl_parse_duration_ns(*b, &v) != -1)
