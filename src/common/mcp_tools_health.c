@@ -244,6 +244,22 @@ static void components_of(json_t *comps, const char *m, json_t *e)
 				    json_object_get(iv, "external_seconds"), "neighbours", json_object_get(e, "neighbours")));
 	if (json_is_number(json_object_get(th, "interval_throttled_seconds")))
 		component(comps, "cpu throttling (CFS quota)", num(th, "interval_throttled_seconds"), m, json_incref(th));
+	/* any other time total of the entry's interval ("device_seconds",
+	 * "queue_seconds", ...; not percentiles or extremes) */
+	json_object_foreach(iv, k, v)
+	{
+		size_t kl = strlen(k);
+		if (!json_is_number(v) || kl <= 8 || strcmp(k + kl - 8, "_seconds") || !strcmp(k, "wait_seconds") ||
+		    strstr(k, "p50") || strstr(k, "p90") || strstr(k, "p99") || strstr(k, "max") || strstr(k, "min") ||
+		    strstr(k, "mean"))
+			continue;
+		char what[160];
+		const char *dev = json_string_value(json_object_get(e, "device")),
+			   *op = json_string_value(json_object_get(e, "op"));
+		snprintf(what, sizeof(what), "%s %.*s%s%.32s%s%.16s", m, (int)(kl - 8), k, dev ? " " : "", dev ? dev : "",
+			 op ? " " : "", op ? op : "");
+		component(comps, what, json_number_value(v), m, json_incref(iv));
+	}
 	json_object_foreach(e, k, v)
 	{
 		json_t *vi = json_object_get(v, "interval");
