@@ -323,7 +323,9 @@ static void duration_and_bytes(void **state)
 	assert_int_equal(sl_parse_duration_ns("1h", &v), 0);
 	assert_int_equal(v, 3600000000000ull);
 	assert_int_equal(sl_parse_duration_ns("6000000h", &v), -1); /* overflows u64 ns */
-	assert_int_equal(sl_parse_duration_ns("1d", &v), -1);
+	assert_int_equal(sl_parse_duration_ns("1d", &v), 0); /* days too (docs/CONFIG.md) */
+	assert_true(v == 86400000000000ull);
+	assert_int_equal(sl_parse_duration_ns("1w", &v), -1);
 	struct sl_config c;
 	char err[256];
 	assert_int_equal(load("stats:\n  interval: 1h\n", &c, err, sizeof(err)), 0);

@@ -105,7 +105,9 @@ static void test_duration_ns(void **state)
 	assert_true(v == 42);
 	assert_int_equal(sl_parse_duration_ns("1h", &v), 0);
 	assert_true(v == 3600000000000ull);
-	assert_int_equal(sl_parse_duration_ns("1d", &v), -1);
+	assert_int_equal(sl_parse_duration_ns("1d", &v), 0); /* days too (docs/CONFIG.md) */
+	assert_true(v == 86400000000000ull);
+	assert_int_equal(sl_parse_duration_ns("1w", &v), -1);
 	assert_int_equal(sl_parse_duration_ns("-1ms", &v), -1);
 	assert_int_equal(sl_parse_duration_ns("ms", &v), -1);
 	assert_int_equal(sl_parse_duration_ns("99999999999999999999", &v), -1);
