@@ -62,6 +62,7 @@ stage plain "" build
 if [ "${SL_SKIP_SAN:-0}" != 1 ]; then
 	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+	export SL_SAN_PASS=1 # tests marked "# sl-san: once" run in the plain pass only
 	stage "asan+ubsan" "SAN=1" build-san
 fi
 # Each libFuzzer target briefly (tests/fuzz/run.sh: seeds + 20k runs or 4 s

@@ -6,7 +6,11 @@
 # anything else = fail; a failed test's output and logs are printed.
 # Usage: tests/run-integration.sh BUILD_DIR [t_name ...]
 # Env: SL_IT_TIMEOUT per-test timeout in s (default 600); SL_IT_VERBOSE=1
-# prints the notes and checks of passed tests too.
+# prints the notes and checks of passed tests too; SL_SAN_PASS=1 (set by
+# run-all.sh for the ASan+UBSan pass) leaves out the tests whose header has
+# a line "# sl-san: once REASON": tests that re-measure figures (timing,
+# counts under load, packaging) whose code paths other tests already run
+# under the sanitizers. They are listed ("ONCE") and not counted.
 # Last line (parsed by tests/run-all.sh):
 #   run-integration: P passed, F failed, S skipped
 set -u
@@ -25,10 +29,15 @@ else
 	tests=(tests/integration/t_*.sh)
 fi
 
-pass=0 failc=0 skipc=0
+pass=0 failc=0 skipc=0 oncec=0
 logroot=$(mktemp -d /tmp/sl-it-logs.XXXXXX)
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
+	if [ "${SL_SAN_PASS:-0}" = 1 ] && once=$(grep -m1 '^# sl-san: once' "$t"); then
+		oncec=$((oncec + 1))
+		printf 'ONCE %-16s         %s\n' "$name" "plain pass only:${once#\# sl-san: once}"
+		continue
+	fi
 	export SL_TEST_LOGDIR="$logroot/$name"
 	mkdir -p "$SL_TEST_LOGDIR"
 	start=$(date +%s.%N)
@@ -68,5 +77,6 @@ if [ ${#tests[@]} -eq 0 ]; then
 	failc=1
 fi
 [ "$failc" -eq 0 ] && rm -rf "$logroot" || echo "run-integration: logs kept in $logroot"
+[ "$oncec" -gt 0 ] && echo "run-integration: $oncec test(s) marked sl-san: once not repeated in this pass"
 echo "run-integration: $pass passed, $failc failed, $skipc skipped"
 [ "$failc" -eq 0 ]

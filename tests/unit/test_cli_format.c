@@ -650,6 +650,36 @@ static void test_escape_cells(void **state)
 	json_decref(h);
 }
 
+/* status: counters at 0 are left out and counted (a status listed about a
+ * hundred zero drop counters); non-zero counters and gauges at 0 are shown. */
+static void test_status_hides_zero_counters(void **state)
+{
+	(void)state;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	json_t *h = parse("{\"status\":\"ok\",\"modules\":[]}");
+	cli_print_status(f, h,
+			 "# HELP sandlens_events_dropped_total x\n"
+			 "sandlens_events_dropped_total{type=\"exec\",reason=\"rate\"} 0\n"
+			 "sandlens_events_dropped_total{type=\"exec\",reason=\"ringbuf\"} 7\n"
+			 "sandlens_events_dropped_total{type=\"exit\",reason=\"rate\"} 0\n"
+			 "sandlens_events_total{type=\"exec\"} 10\n"
+			 "sandlens_events_total{type=\"oom\"} 0\n"
+			 "sandlens_store_queue_depth 0\n"
+			 "sandlens_ringbuf_fill_ratio{ringbuf=\"events\"} 0.0\n");
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(buf, "reason=\"ringbuf\"} 7"));
+	assert_null(strstr(buf, "reason=\"rate\"} 0"));
+	assert_null(strstr(buf, "type=\"oom\"} 0"));
+	assert_non_null(strstr(buf, "sandlens_events_total{type=\"exec\"} 10"));
+	assert_non_null(strstr(buf, "sandlens_store_queue_depth 0"));
+	assert_non_null(strstr(buf, "sandlens_ringbuf_fill_ratio{ringbuf=\"events\"} 0.0"));
+	assert_non_null(strstr(buf, "(3 counters at 0 not shown"));
+	free(buf);
+	json_decref(h);
+}
+
 /* cli_schema_fetch against a one-shot server answering a canned reply:
  * an old agent (404), a broken one, a good one, and nobody listening. */
 struct canned {
@@ -951,6 +981,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_error_messages),
 		cmocka_unit_test(test_multibyte_alignment),
 		cmocka_unit_test(test_top_fits_width),
+		cmocka_unit_test(test_status_hides_zero_counters),
 	};
 	return cmocka_run_group_tests(tests, load_schema, free_schema);
 }
