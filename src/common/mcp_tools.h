@@ -67,9 +67,11 @@ void tool_list_captures(const struct sl_mcp_backend *be, json_t *args, struct to
  * min_rank and accepted by keep (NULL: all); at most limit, newest first,
  * each with its kind's "module" added. Returns a new array, or NULL when the
  * API failed (reason in err, o marked). *nkinds gets the number of kinds
- * queried. */
+ * queried; *nmatched (nmatched may be NULL) the number of matching events
+ * read before the cut to limit (a lower bound: each kind is read up to
+ * limit), so a caller can say "the newest 20 of at least 57". */
 json_t *faults_query(const struct sl_mcp_backend *be, const char *container, const char *since, int min_rank,
-		     int (*keep)(json_t *ev), size_t limit, size_t *nkinds, char *err, size_t errlen,
-		     struct tool_out *o);
+		     int (*keep)(json_t *ev), size_t limit, size_t *nkinds, size_t *nmatched, char *err,
+		     size_t errlen, struct tool_out *o);
 
 #endif

@@ -20,12 +20,14 @@ static int by_id_desc(const void *a, const void *b)
 }
 
 json_t *faults_query(const struct sl_mcp_backend *be, const char *container, const char *since, int min_rank,
-		     int (*keep)(json_t *ev), size_t limit, size_t *nkinds, char *err, size_t errlen,
-		     struct tool_out *o)
+		     int (*keep)(json_t *ev), size_t limit, size_t *nkinds, size_t *nmatched, char *err,
+		     size_t errlen, struct tool_out *o)
 {
 	json_t *kinds = kinds_get(be, err, errlen, o), *k, *all = json_array();
 	size_t i, n = 0;
 	*nkinds = 0;
+	if (nmatched)
+		*nmatched = 0;
 	if (!kinds || !all) {
 		json_decref(kinds);
 		json_decref(all);
@@ -81,6 +83,8 @@ json_t *faults_query(const struct sl_mcp_backend *be, const char *container, con
 	}
 	free(v);
 	json_decref(all);
+	if (nmatched)
+		*nmatched = n;
 	return out;
 }
 
@@ -100,7 +104,7 @@ void tool_recent_faults(const struct sl_mcp_backend *be, json_t *args, struct to
 	int min = severity_rank(arg_str(args, "min_severity", "warning"));
 	size_t limit = (size_t)arg_int(args, "limit", 50), nk;
 	char err[400];
-	json_t *f = faults_query(be, container, since, min, NULL, limit, &nk, err, sizeof(err), o);
+	json_t *f = faults_query(be, container, since, min, NULL, limit, &nk, NULL, err, sizeof(err), o);
 	if (!f) {
 		tool_fail(o, "recent_faults: %s", err);
 		return;
@@ -129,7 +133,7 @@ void tool_hw_faults(const struct sl_mcp_backend *be, json_t *args, struct tool_o
 	const char *since = arg_str(args, "since", "24h");
 	size_t limit = (size_t)arg_int(args, "limit", 100), nk;
 	char err[400];
-	json_t *f = faults_query(be, NULL, since, 0, hw_subject, limit, &nk, err, sizeof(err), o);
+	json_t *f = faults_query(be, NULL, since, 0, hw_subject, limit, &nk, NULL, err, sizeof(err), o);
 	if (!f) {
 		tool_fail(o, "hw_faults: %s", err);
 		return;

@@ -162,7 +162,7 @@ void tool_container_health(const struct sl_mcp_backend *be, json_t *args, struct
 	char full[256];
 	json_t *stats = stats_of(be, full_id(be, id, full, sizeof(full)), why, sizeof(why), o);
 	json_t *views = module_views(be, id, absent, err, sizeof(err), o);
-	json_t *faults = views ? faults_query(be, id, since, 3, NULL, 20, &nk, err, sizeof(err), o) : NULL;
+	json_t *faults = views ? faults_query(be, id, since, 3, NULL, 20, &nk, NULL, err, sizeof(err), o) : NULL;
 	if (o->forbidden || !faults) {
 		json_decref(stats);
 		json_decref(views);
@@ -276,10 +276,10 @@ void tool_explain_latency(const struct sl_mcp_backend *be, json_t *args, struct 
 	const char *id = arg_str(args, "container", ""), *since = arg_str(args, "since", "15m");
 	json_t *absent = json_array(), *comps = json_array(), *v, *e;
 	char err[400];
-	size_t nk, i, x;
+	size_t nk, nmatched = 0, i, x;
 
 	json_t *views = module_views(be, id, absent, err, sizeof(err), o);
-	json_t *events = views ? faults_query(be, id, since, 2, NULL, 20, &nk, err, sizeof(err), o) : NULL;
+	json_t *events = views ? faults_query(be, id, since, 2, NULL, 20, &nk, &nmatched, err, sizeof(err), o) : NULL;
 	if (o->forbidden || !events) {
 		json_decref(absent);
 		json_decref(comps);
@@ -329,7 +329,11 @@ void tool_explain_latency(const struct sl_mcp_backend *be, json_t *args, struct 
 	json_array_foreach(absent, i, a) tool_printf(o, "- module %s: no evidence (%s)\n",
 						      json_string_value(json_object_get(a, "module")),
 						      json_string_value(json_object_get(a, "reason")));
-	tool_printf(o, "%zu event(s) of severity notice or worse since %s\n", json_array_size(events), since);
+	if (nmatched > json_array_size(events))
+		tool_printf(o, "the newest %zu of at least %zu event(s) of severity notice or worse since %s\n",
+			    json_array_size(events), nmatched, since);
+	else
+		tool_printf(o, "%zu event(s) of severity notice or worse since %s\n", json_array_size(events), since);
 	json_array_foreach(events, i, e) tool_printf(o, "- %s %s [%s]\n", json_string_value(json_object_get(e, "time")),
 						      json_string_value(json_object_get(e, "type")),
 						      json_string_value(json_object_get(e, "severity")));

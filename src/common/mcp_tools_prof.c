@@ -129,9 +129,11 @@ void tool_get_profile(const struct sl_mcp_backend *be, json_t *args, struct tool
 		    json_string_value(json_object_get(res, "kind")) ?: "?", total, unit);
 	json_array_foreach(json_object_get(res, "top"), i, f)
 	{
-		if (i >= top)
-			break;
 		double self = json_number_value(json_object_get(f, "self"));
+		/* "top" is sorted by self: the rest have no self time (callers
+		 * only), not frames "by self" */
+		if (i >= top || self <= 0)
+			break;
 		json_t *c = json_deep_copy(f);
 		json_object_set_new(c, "self_share", json_real(total > 0 ? self / total : 0));
 		json_array_append_new(frames, c);

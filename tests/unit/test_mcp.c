@@ -379,6 +379,46 @@ static void test_explain_latency_generic(void **state)
 	json_decref(r);
 }
 
+/* explain_latency says when its event list is the newest 20 of more;
+ * get_profile's "top frames by self" lists no frame without self time. */
+static void test_counts_and_self(void **state)
+{
+	(void)state;
+	int code;
+	char evs[8192];
+	size_t n = (size_t)snprintf(evs, sizeof(evs), "{\"events\":[");
+	for (int i = 0; i < 25; i++)
+		n += (size_t)snprintf(evs + n, sizeof(evs) - n, "%s{\"id\":%d,\"type\":\"boom\",\"severity\":\"error\",\"time\":\"t\"}",
+				      i ? "," : "", 100 - i);
+	snprintf(evs + n, sizeof(evs) - n, "]}");
+	struct canned api[] = {
+		{"/healthz", 200, "{\"status\":\"ok\",\"modules\":[]}"},
+		{"/api/v1/schema/events", 200, "{\"kinds\":[{\"name\":\"boom\",\"module\":\"m1\",\"severity\":\"error\"}]}"},
+		{"/api/v1/events?type=boom", 200, evs},
+		{"/api/v1/tasks/t1/result", 200,
+		 "{\"kind\":\"on_cpu\",\"unit\":\"samples\",\"total\":10,\"top\":[{\"function\":\"leaf\",\"module\":\"m\",\"self\":10,\"total\":10},"
+		 "{\"function\":\"main\",\"module\":\"m\",\"self\":0,\"total\":10}]}"},
+		{"/api/v1/tasks/t1", 200, "{\"id\":\"t1\",\"status\":\"done\"}"},
+		{NULL, 0, NULL},
+	};
+	g_canned = api;
+	json_t *r = call_tool("explain_latency", "{\"container\":\"abcd1234\"}", &code);
+	assert_int_equal(code, 0);
+	const char *text = json_string_value(json_object_get(json_array_get(json_object_get(r, "content"), 0), "text"));
+	assert_non_null(strstr(text, "the newest 20 of at least 25 event(s)"));
+	assert_int_equal(json_array_size(json_object_get(json_object_get(r, "structuredContent"), "events")), 20);
+	json_decref(r);
+
+	r = call_tool("get_profile", "{\"id\":\"t1\"}", &code);
+	assert_int_equal(code, 0);
+	json_t *top = json_object_get(json_object_get(r, "structuredContent"), "top");
+	assert_int_equal(json_array_size(top), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(top, 0), "function")), "leaf");
+	text = json_string_value(json_object_get(json_array_get(json_object_get(r, "content"), 0), "text"));
+	assert_null(strstr(text, "main"));
+	json_decref(r);
+}
+
 static void test_bounded(void **state)
 {
 	(void)state;
@@ -413,7 +453,7 @@ int main(void)
 		cmocka_unit_test(test_parse),          cmocka_unit_test(test_error_text_bad_utf8),
 		cmocka_unit_test(test_legacy),         cmocka_unit_test(test_tools_list),
 		cmocka_unit_test(test_modern),         cmocka_unit_test(test_recent_faults),
-		cmocka_unit_test(test_forbidden_and_errors), cmocka_unit_test(test_explain_latency_generic),
+		cmocka_unit_test(test_forbidden_and_errors), cmocka_unit_test(test_explain_latency_generic), cmocka_unit_test(test_counts_and_self),
 		cmocka_unit_test(test_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
