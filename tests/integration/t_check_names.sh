@@ -5,6 +5,7 @@
 # files and tests/ are not violations; the allow list suppresses a listed
 # coincidence and is itself checked (stale, no reason); with
 # src/modules/registry.c the module list comes from it. Needs no root.
+# sl-san: once (the names-check script on fixture trees: no sandlens binary involved)
 source "$(dirname "$0")/../lib/common.sh"
 sl_init
 sl_require_cmd cc nm

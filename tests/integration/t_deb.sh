@@ -10,6 +10,7 @@
 # sandlens created in the scratch /etc/passwd and /etc/group, its
 # /var/lib/sandlens 0700 and theirs; an edited conffile survives a
 # reinstall; purge removes /var/lib/sandlens and the conffile.
+# sl-san: once (packaging: dpkg-deb of the plain build)
 source "$(dirname "$0")/../lib/common.sh"
 sl_init
 sl_require_build

@@ -6,6 +6,7 @@
 # mount read-only but the state hostPath, the unit's capabilities, requests
 # and limits, a readiness probe on /healthz); the Grafana dashboard parses
 # and every metric its queries name exists in a running agent's /metrics.
+# sl-san: once (promtool over deploy/ files: no sandlens binary involved)
 source "$(dirname "$0")/../lib/common.sh"
 sl_init
 sl_require_cmd python3 jq

@@ -12,6 +12,7 @@
 # exec of the key carries are counted when the key's bucket expires, under
 # reason="ringbuf_full" (they used to be counted as ratelimit_expired).
 # Env: SL_PARENTS (default 1250), SL_PARENTS_RATE (default 500).
+# sl-san: once (per-parent rate limiting measured in counts; the exec path runs under ASan in t_exec, t_plain, t_exit_storm)
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/container.sh"
 source "$(dirname "$0")/../lib/checks.sh"

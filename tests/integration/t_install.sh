@@ -5,6 +5,7 @@
 # with their modes; a second install keeps an edited config; the installed
 # unit passes `systemd-analyze verify` (skipped, with the reason, when it is
 # absent); make uninstall removes what install wrote but the config.
+# sl-san: once (packaging: make install layout)
 source "$(dirname "$0")/../lib/common.sh"
 sl_init
 sl_require_build

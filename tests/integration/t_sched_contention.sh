@@ -5,6 +5,7 @@
 # container neighbour (API and `sandlens top`), and sched_delay events must name the
 # other container as the neighbour. /metrics must pass `promtool check
 # metrics`.
+# sl-san: once (scheduler figures under two CPU hogs: timing; the sched code runs under ASan in t_sched_fidelity, t_sched_shortlived, t_sched_watch_churn)
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/container.sh"
 source "$(dirname "$0")/lib_sched.sh"

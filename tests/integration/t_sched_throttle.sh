@@ -3,6 +3,7 @@
 # must show throttled periods and throttled time (cpu.stat, v2 or v1) in
 # GET /api/v1/sched and /metrics, and its throttled time must be plausible:
 # about 80 ms per 100 ms period while it spins.
+# sl-san: once (CFS throttling figures from the kernel: timing; the code runs under ASan in t_sched_fidelity)
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/container.sh"
 source "$(dirname "$0")/lib_sched.sh"

@@ -14,6 +14,7 @@
 #     the CPUs are busy, while sandlens_stall_cpu_samples_total shows the
 #     sampler ran (>= 50 % of 1000 samples/s per CPU: the check can fail);
 #   - /healthz lists every stall hook attached; promtool accepts /metrics.
+# sl-san: once (softirq counts against /proc/softirqs under load; the stall code runs under ASan in t_stall_hung, t_stall_kmsg)
 source "$(dirname "$0")/../lib/common.sh"
 sl_init
 sl_require_agent_env

@@ -14,6 +14,7 @@
 #   5. deleting the container: 503 FAILED_PRECONDITION tearing_down, then
 #      re-running it in the same cgroup path: a new epoch whose cpu counter
 #      restarted.
+# sl-san: once (stats figures against rusage and the kernel files; the stats code runs under ASan in t_stats_prometheus, t_stats_spec)
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/container.sh"
 sl_init

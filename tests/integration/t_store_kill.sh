@@ -9,6 +9,7 @@
 # old rows and records new ones. The loss (execs seen before the kill but
 # not stored, and how long before the kill the last stored one was) is
 # printed as the figure (docs/ARCHITECTURE.md "Store").
+# sl-san: once (durability figure after kill -9; the store code runs under ASan in every test)
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/container.sh"
 sl_init

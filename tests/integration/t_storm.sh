@@ -7,6 +7,7 @@
 # Phase 1: default token bucket (the rate limiter does the work).
 # Phase 2: no rate limit and a 16 KiB ring buffer (reserve failures do).
 # Env: SL_STORM_EXECS (default 20000).
+# sl-san: once (drop accounting under a 20,000-exec storm: counts; the exec path runs under ASan in t_exec, t_plain, t_exit_storm)
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/container.sh"
 source "$(dirname "$0")/../lib/checks.sh"
