@@ -183,7 +183,8 @@ struct sl_kata_sandbox {
 	char hv_uuid[64];        /* HypervisorState.UUID */
 	int hv_pid;              /* HypervisorState.Pid (0 unknown) */
 	char agent_url[512];     /* AgentState.URL: hvsock://<uds>:<port> or vsock://<cid>:<port> */
-	uint64_t ident;          /* identity of this incarnation: persist.json inode, hv uuid, pid */
+	uint64_t state_ino;      /* inode of persist.json: the sandbox's incarnation (rewritten in place, O_TRUNC) */
+	uint64_t ident;          /* identity for the read check: persist.json inode, hv uuid, pid */
 	size_t n;
 	struct sl_kata_member m[SL_GUEST_MAX_MEMBERS];
 };
@@ -196,15 +197,19 @@ struct sl_kata_sandbox {
 int sl_kata_read(const char *root, const char *id, struct sl_kata_sandbox *sb);
 
 /* Resolve sb->agent_url into a, allowing a hybrid-vsock socket only below
- * root (no "..", no symlink in any component below root; the socket file
- * must be a socket). 0, -ENOENT (socket not there yet), -EPERM (outside
- * root or a symlink), -EINVAL (unparsable URL). */
-int sl_kata_agent_addr(const char *root, const struct sl_kata_sandbox *sb, struct sl_guest_addr *a);
+ * root (the state root as the runtime names it: the URL's path must begin
+ * with it; no "..", no symlink in any component below it; the file must be
+ * a socket), opened below open_root (root with attribution.host_root in
+ * front; equal to root without one). 0, -ENOENT (socket not there yet),
+ * -EPERM (outside root, a symlink, not a socket), -EINVAL (unparsable URL). */
+int sl_kata_agent_addr(const char *root, const char *open_root, const struct sl_kata_sandbox *sb,
+		       struct sl_guest_addr *a);
 
 /* ---------------------------------------------------------- source */
 
 struct sl_guest_config {
-	char kata_root[256];   /* stats.guest.kata_root, default "/run/vc" */
+	char kata_root[256];   /* stats.guest.kata_root, default "/run/vc" (as the runtime writes it) */
+	char host_root[256];   /* attribution.host_root: prefix for opening, "" = none */
 	uint64_t timeout_ns;   /* stats.guest.timeout: whole read, default 1 s */
 	unsigned max_inflight; /* concurrent guest reads, default 8 */
 };

@@ -151,6 +151,7 @@ int sl_kata_read(const char *root, const char *id, struct sl_kata_sandbox *sb)
 	h = fnv(h, sb->hv_uuid, strlen(sb->hv_uuid));
 	h = fnv(h, &sb->hv_pid, sizeof(sb->hv_pid));
 	sb->ident = h;
+	sb->state_ino = ino;
 
 	json_t *cc = json_object_get(json_object_get(j, "Config"), "ContainerConfigs");
 	size_t i;
@@ -214,7 +215,8 @@ static int open_beneath(int dirfd, const char *rel)
 	return cur;
 }
 
-int sl_kata_agent_addr(const char *root, const struct sl_kata_sandbox *sb, struct sl_guest_addr *a)
+int sl_kata_agent_addr(const char *root, const char *open_root, const struct sl_kata_sandbox *sb,
+		       struct sl_guest_addr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->path_fd = -1;
@@ -248,7 +250,7 @@ int sl_kata_agent_addr(const char *root, const struct sl_kata_sandbox *sb, struc
 		return -EINVAL;
 	memcpy(rel, path + rl + 1, pl - rl - 1);
 	rel[pl - rl - 1] = 0;
-	int rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rfd = open(open_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rfd < 0)
 		return -ENOENT;
 	int fd = open_beneath(rfd, rel);

@@ -32,6 +32,7 @@ struct epoch_ent {
 	char id[SL_GUEST_ID_LEN]; /* "" = free */
 	uint64_t member_key;      /* workload member ids + start times */
 	uint64_t vmm_key;         /* hypervisor uuid + pid */
+	uint64_t state_ino;       /* the sandbox's incarnation (persist.json inode) */
 	uint64_t generation;
 	char epoch_id[SL_STATS_EPOCH_LEN];
 	int64_t start_ns;
@@ -44,6 +45,7 @@ struct epoch_ent {
 
 struct sl_guest {
 	struct sl_guest_config cfg;
+	char open_root[512]; /* host_root + kata_root */
 	atomic_uint inflight;
 	pthread_mutex_t mu; /* the epoch table only; never held across I/O */
 	struct epoch_ent *ep; /* EPOCH_SLOTS */
@@ -66,6 +68,7 @@ struct sl_guest *sl_guest_new(const struct sl_guest_config *cfg)
 		g->cfg.timeout_ns = 1000000000ull;
 	if (!g->cfg.max_inflight)
 		g->cfg.max_inflight = 8;
+	snprintf(g->open_root, sizeof(g->open_root), "%s%s", g->cfg.host_root, g->cfg.kata_root);
 	pthread_mutex_init(&g->mu, NULL);
 	return g;
 }
@@ -84,7 +87,7 @@ int sl_guest_knows(struct sl_guest *g, const char *id)
 	if (!g || !id[0] || strchr(id, '/') || id[0] == '.')
 		return 0;
 	char p[600];
-	snprintf(p, sizeof(p), "%s/sbs/%s", g->cfg.kata_root, id);
+	snprintf(p, sizeof(p), "%s/sbs/%s", g->open_root, id);
 	return access(p, F_OK) == 0;
 }
 
@@ -151,6 +154,8 @@ static void epoch_update(struct sl_guest *g, const struct sl_kata_sandbox *sb, u
 		/* an older read finishing after a newer one: its figures may be
 		 * lower without any reset; report the current epoch, change nothing */
 		goto out;
+	} else if (e->state_ino != sb->state_ino) {
+		reason = "sandbox_recreated";
 	} else if (e->member_key != member_key) {
 		reason = "members_changed";
 	} else {
@@ -180,6 +185,7 @@ static void epoch_update(struct sl_guest *g, const struct sl_kata_sandbox *sb, u
 		e->n = 0;
 	}
 	e->vmm_key = vmm_key;
+	e->state_ino = sb->state_ino;
 	e->last_read_mono = read_mono;
 	/* keep the last figures of every member that answered */
 	for (size_t i = 0; i < nobs; i++) {
@@ -265,7 +271,7 @@ static int answer(struct sl_guest *g, const char *id, struct sl_stats_reply *r)
 	struct sl_guest_conn *conn = NULL;
 	int ret;
 
-	int rc = sl_kata_read(g->cfg.kata_root, id, sb);
+	int rc = sl_kata_read(g->open_root, id, sb);
 	if (rc == -ENOENT) {
 		snprintf(msg, sizeof(msg), "no Kata sandbox %s on this node (%s/sbs)", id, g->cfg.kata_root);
 		ret = err_reply(r, 404, "NOT_FOUND", NULL, msg);
@@ -301,7 +307,7 @@ static int answer(struct sl_guest *g, const char *id, struct sl_stats_reply *r)
 		ret = err_reply(r, 409, "FAILED_PRECONDITION", "no_workload_containers", msg);
 		goto done;
 	}
-	rc = sl_kata_agent_addr(g->cfg.kata_root, sb, &addr);
+	rc = sl_kata_agent_addr(g->cfg.kata_root, g->open_root, sb, &addr);
 	if (rc == -ENOENT) {
 		snprintf(msg, sizeof(msg), "sandbox %s has no guest to ask yet: its agent socket is not there", id);
 		ret = err_reply(r, 409, "FAILED_PRECONDITION", "no_guest", msg);
@@ -343,7 +349,7 @@ static int answer(struct sl_guest *g, const char *id, struct sl_stats_reply *r)
 
 	/* identity re-check: the answer belongs to the sandbox read at the
 	 * start, or to none */
-	rc = sl_kata_read(g->cfg.kata_root, id, after);
+	rc = sl_kata_read(g->open_root, id, after);
 	if (rc == -ENOENT) {
 		snprintf(msg, sizeof(msg), "sandbox %s went away during the read (tearing down)", id);
 		ret = err_reply(r, 503, "FAILED_PRECONDITION", "tearing_down", msg);
