@@ -36,6 +36,7 @@
 #define SB "sbx1"
 static char root[64];
 static pid_t server = -1;
+static int server_out = -1; /* the fake's stdout, kept open while it runs */
 
 static void put(const char *rel, const char *text)
 {
@@ -98,6 +99,8 @@ static void fixture(void)
 	put("sbs/" SB "/" SB "/persist.json", "{\"State\":\"running\",\"Process\":{\"Pid\":10}}\n");
 	put("figures.json", figures_default);
 	char p[256];
+	snprintf(p, sizeof(p), "%s/vm", root);
+	mkdir(p, 0700);
 	snprintf(p, sizeof(p), "%s/vm/" SB, root);
 	mkdir(p, 0700);
 }
@@ -109,6 +112,9 @@ static void stop_server(void)
 		waitpid(server, NULL, 0);
 	}
 	server = -1;
+	if (server_out >= 0)
+		close(server_out);
+	server_out = -1;
 }
 
 /* Start the fake agent in mode; 0, or -1 when python3 is missing. */
@@ -125,8 +131,11 @@ static int start_server(const char *mode)
 	assert_true(p >= 0);
 	if (!p) {
 		dup2(pfd[1], 1);
-		int devnull = open("/dev/null", O_WRONLY);
-		dup2(devnull, 2);
+		/* the fake's request log goes to SL_GUEST_FAKE_LOG (default: dropped) */
+		const char *log = getenv("SL_GUEST_FAKE_LOG");
+		int lfd = open(log ? log : "/dev/null", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (lfd >= 0)
+			dup2(lfd, 2);
 		close(pfd[0]);
 		execlp("python3", "python3", helper, "--socket", sock, "--stats", figs, "--mode", mode,
 		       "--delay", "3", "--state-dir", root, "--sandbox", SB, (char *)NULL);
@@ -137,7 +146,9 @@ static int start_server(const char *mode)
 	struct pollfd pl = {.fd = pfd[0], .events = POLLIN};
 	char buf[16] = {0};
 	int ok = poll(&pl, 1, 20000) == 1 && read(pfd[0], buf, sizeof(buf) - 1) > 0 && !strncmp(buf, "ready", 5);
-	close(pfd[0]);
+	/* kept open until the fake is stopped: "ready" and its newline may
+	 * come in two writes, and a closed pipe would kill the fake (EPIPE) */
+	server_out = pfd[0];
 	if (!ok) {
 		stop_server();
 		return -1;
@@ -170,6 +181,8 @@ static json_t *ask(struct sl_guest *g, unsigned *status, double *secs)
 	if (secs)
 		*secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 	*status = r.status;
+	if (getenv("SL_GUEST_DEBUG"))
+		print_message("%u %s\n", r.status, r.body);
 	json_t *j = json_loadb(r.body, r.len, 0, NULL);
 	assert_non_null(j);
 	free(r.body);
@@ -213,7 +226,7 @@ static int teardown(void **state)
 
 #define NEED_SERVER(mode)                                                                   \
 	do {                                                                                \
-		if (!have_python() || start_server(mode)) {                                  \
+		if (!root[0] || start_server(mode)) {                                        \
 			print_message("SKIP: python3 (for tests/helpers/kata_agent_fake.py) not usable\n"); \
 			skip();                                                             \
 		}                                                                           \
@@ -348,10 +361,14 @@ static void test_one_missing(void **state)
 static void test_replaced_mid_read(void **state)
 {
 	(void)state;
-	NEED_SERVER("replace");
+	NEED_SERVER("normal");
 	struct sl_guest *g = new_guest(2000);
 	unsigned st;
 	json_t *j = ask(g, &st, NULL);
+	assert_int_equal(st, 200);
+	json_decref(j);
+	NEED_SERVER("replace");
+	j = ask(g, &st, NULL);
 	assert_int_equal(st, 404);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "error"), "code")), "NOT_FOUND");
 	json_decref(j);
@@ -395,8 +412,17 @@ static void test_states(void **state)
 	assert_int_equal(st, 503);
 	assert_string_equal(reason(j), "tearing_down");
 	json_decref(j);
-	/* running, but the socket is not there (no server) */
+	/* running, the socket file is there but nobody listens (a VMM that
+	 * died): the guest does not answer */
 	sandbox_state("running", 4242, NULL);
+	j = ask(g, &st, NULL);
+	assert_int_equal(st, 503);
+	assert_string_equal(reason(j), "guest_not_answering");
+	json_decref(j);
+	/* running, but the socket is not there yet */
+	char sock[300];
+	snprintf(sock, sizeof(sock), "%s/vm/" SB "/clh.sock", root);
+	unlink(sock);
 	j = ask(g, &st, NULL);
 	assert_int_equal(st, 409);
 	assert_string_equal(reason(j), "no_guest");
