@@ -80,11 +80,11 @@ sl_agent_start "stats:
 # 1. the guest source, chosen by --sandbox
 OUT=$(sl_cli stats --sandbox "$SB" --json) || fail "sandlens stats --sandbox $SB failed: $OUT"
 echo "$OUT" >"$SL_LOGDIR/guest.json"
-assert_eq "$(jq -r .source <<<"$OUT")" guest_agent "source"
-assert_eq "$(jq -r .comparable_with_cgroup_source <<<"$OUT")" false "comparable_with_cgroup_source"
-assert_eq "$(jq -r '.epoch.id | length' <<<"$OUT")" 16 "epoch id"
-assert_eq "$(jq -r .epoch.source <<<"$OUT")" guest_agent "epoch source"
-assert_eq "$(jq -r .containers_read <<<"$OUT")" 2 "containers_read"
+assert_eq "source" guest_agent "$(jq -r .source <<<"$OUT")"
+assert_eq "comparable_with_cgroup_source" false "$(jq -r .comparable_with_cgroup_source <<<"$OUT")"
+assert_eq "epoch id" 16 "$(jq -r '.epoch.id | length' <<<"$OUT")"
+assert_eq "epoch source" guest_agent "$(jq -r .epoch.source <<<"$OUT")"
+assert_eq "containers_read" 2 "$(jq -r .containers_read <<<"$OUT")"
 # the expected sums, by the rule, from the server's own figures
 EXP=$(jq -c '[.c1, .c2] | {
 	cpu: (map((.cpu_ns / 1000) | floor) | add),
@@ -95,7 +95,7 @@ EXP=$(jq -c '[.c1, .c2] | {
 	pids: (map(.pids) | add)}' "$SL_TMP/figures.json")
 GOT=$(jq -c '{cpu: .cpu_usage_usec, user: .cpu_user_usec, mem: .memory_current_bytes,
 	ws: .memory_working_set_bytes, peak: .memory_peak_bytes, pids: .pids_current}' <<<"$OUT")
-assert_eq "$GOT" "$EXP" "summed figures"
+assert_eq "summed figures" "$EXP" "$GOT"
 EPOCH=$(jq -r .epoch.id <<<"$OUT")
 TXT=$(sl_cli stats --sandbox "$SB") || fail "table output failed"
 grep -q "source guest_agent" <<<"$TXT" || fail "table has no source line: $TXT"
@@ -103,15 +103,15 @@ grep -q "not comparable with the host-cgroup source" <<<"$TXT" || fail "table do
 grep -q "epoch $EPOCH" <<<"$TXT" || fail "table has no epoch $EPOCH"
 # same epoch on the next read; the API route with ?source=guest_agent
 B=$(sl_get "/api/v1/workloads/$SB/stats?source=guest_agent")
-assert_eq "$(jq -r .epoch.id <<<"$B")" "$EPOCH" "epoch continues"
+assert_eq "epoch continues" "$EPOCH" "$(jq -r .epoch.id <<<"$B")"
 
 # 2. status codes
 code() { curl -s -o "$SL_TMP/body" -w '%{http_code}' -m 10 "$SL_API$1"; }
-assert_eq "$(code "/api/v1/workloads/nosuch/stats?source=guest_agent")" 404 "unknown sandbox"
-assert_eq "$(code "/api/v1/workloads/$SB/stats?source=bogus")" 400 "bad source"
+assert_eq "unknown sandbox" 404 "$(code "/api/v1/workloads/nosuch/stats?source=guest_agent")"
+assert_eq "bad source" 400 "$(code "/api/v1/workloads/$SB/stats?source=bogus")"
 sandbox_state ready
-assert_eq "$(code "/api/v1/workloads/$SB/stats?source=guest_agent")" 409 "booting sandbox"
-assert_eq "$(jq -r .error.reason "$SL_TMP/body")" no_guest "booting reason"
+assert_eq "booting sandbox" 409 "$(code "/api/v1/workloads/$SB/stats?source=guest_agent")"
+assert_eq "booting reason" no_guest "$(jq -r .error.reason "$SL_TMP/body")"
 sandbox_state running
 
 start_fake never
@@ -124,13 +124,13 @@ note "never-answering guest: 503 after ${ms} ms"
 
 start_fake missing
 B=$(sl_get "/api/v1/workloads/$SB/stats?source=guest_agent")
-assert_eq "$(jq -r .containers_read <<<"$B")" 1 "one container missing: read"
-assert_eq "$(jq -r .cpu_usage_usec <<<"$B")" 1000 "one container missing: c2 only"
+assert_eq "one container missing: read" 1 "$(jq -r .containers_read <<<"$B")"
+assert_eq "one container missing: c2 only" 1000 "$(jq -r .cpu_usage_usec <<<"$B")"
 
 start_fake replace
-assert_eq "$(code "/api/v1/workloads/$SB/stats?source=guest_agent")" 404 "replaced mid-read"
+assert_eq "replaced mid-read" 404 "$(code "/api/v1/workloads/$SB/stats?source=guest_agent")"
 B=$(sl_get "/api/v1/workloads/$SB/stats?source=guest_agent")
-assert_eq "$(jq -r .epoch.reason <<<"$B")" sandbox_recreated "new incarnation, new epoch"
+assert_eq "new incarnation, new epoch" sandbox_recreated "$(jq -r .epoch.reason <<<"$B")"
 
 # 3. the host-cgroup source for the same id: no such cgroup workload here
 if sl_cli stats "$SB" --source cgroup >/dev/null 2>"$SL_TMP/err"; then fail "--source cgroup found a cgroup"; fi

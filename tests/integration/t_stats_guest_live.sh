@@ -22,7 +22,7 @@ sl_agent_start "stats:
   interval: 1s"
 for sb in "${SBS[@]}"; do
 	A=$(sl_cli stats --sandbox "$sb" --json) || fail "sandlens stats --sandbox $sb: $A"
-	assert_eq "$(jq -r .source <<<"$A")" guest_agent "$sb source"
+	assert_eq "$sb source" guest_agent "$(jq -r .source <<<"$A")"
 	B=$(sl_cli stats --sandbox "$sb" --json) || fail "second read of $sb"
 	if [ "$(jq -r .epoch.id <<<"$A")" = "$(jq -r .epoch.id <<<"$B")" ]; then
 		[ "$(jq -r .cpu_usage_usec <<<"$B")" -ge "$(jq -r .cpu_usage_usec <<<"$A")" ] ||
