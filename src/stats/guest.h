@@ -230,8 +230,4 @@ struct sl_stats_reply;
  * most the configured timeout. Returns 0 or -ENOMEM. */
 int sl_guest_answer(struct sl_guest *g, const char *id, struct sl_stats_reply *r);
 
-/* Test hook: called between the guest read and the identity re-check
- * (tests replace the sandbox there). NULL = none. */
-extern void (*sl_guest_test_after_read)(const char *id);
-
 #endif

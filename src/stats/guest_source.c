@@ -21,8 +21,6 @@
 
 #define EPOCH_SLOTS 1024
 
-void (*sl_guest_test_after_read)(const char *id);
-
 struct epoch_member {
 	uint64_t id_hash;
 	uint64_t cpu_usec, peak;
@@ -344,8 +342,6 @@ static int answer(struct sl_guest *g, const char *id, struct sl_stats_reply *r)
 	}
 	sl_guest_conn_close(conn);
 	conn = NULL;
-	if (sl_guest_test_after_read)
-		sl_guest_test_after_read(id);
 
 	/* identity re-check: the answer belongs to the sandbox read at the
 	 * start, or to none */
