@@ -214,6 +214,8 @@ $(FUZZ_B)/config_stubs.c: $(call fuzz_objs,config) tests/fuzz/fuzz_config.c
 $(FUZZ_B)/fuzz_config: $(FUZZ_B)/config_stubs.c
 
 # src/profile/profile.pb-c.{c,h} are committed; regenerate after editing proto/profile.proto.
+# src/stats/kata_{ttrpc,agent}.pb-c.{c,h} are committed too (proto/kata: the ttrpc
+# envelope and the Kata agent's StatsContainer messages, docs/STATS.md "Guest-agent source").
 # src/opentelemetry/proto/**.pb-c.{c,h} are committed too, generated from the
 # OpenTelemetry project's own files in proto/opentelemetry (copied unchanged).
 # protoc-c 1.4 does not know proto3 `optional` (three fields of metrics.proto):
@@ -222,6 +224,7 @@ $(FUZZ_B)/fuzz_config: $(FUZZ_B)/config_stubs.c
 OTLP_PROTOS := $(shell cd proto && find opentelemetry -name '*.proto' | sort)
 proto:
 	protoc-c --c_out=src/profile --proto_path=proto proto/profile.proto
+	protoc-c --c_out=src/stats --proto_path=proto/kata proto/kata/kata_ttrpc.proto proto/kata/kata_agent.proto
 	t=$$(mktemp -d) && cp -r proto/opentelemetry $$t/ && \
 	sed -i 's/^\(\s*\)optional /\1/' $$t/opentelemetry/proto/metrics/v1/metrics.proto && \
 	protoc-c --c_out=src --proto_path=$$t $(OTLP_PROTOS); rc=$$?; rm -rf $$t; exit $$rc

@@ -66,6 +66,10 @@ static const struct key keys[] = {
 	{"stats.enabled", K_BOOL, F(stats.enabled), 0, 0},
 	{"stats.interval", K_DURATION_NS, F(stats.interval_ns), 100000000ull, 3600000000000ull},
 	{"stats.max_containers", K_UINT, F(stats.max_containers), 1, 1u << 20},
+	{"stats.guest.enabled", K_BOOL, F(stats.guest.enabled), 0, 0},
+	{"stats.guest.kata_root", K_STR, F(stats.guest.kata_root), 0, 0},
+	{"stats.guest.timeout", K_DURATION_NS, F(stats.guest.timeout_ns), 10000000ull, 30000000000ull},
+	{"stats.guest.max_inflight", K_UINT, F(stats.guest.max_inflight), 1, 64},
 	{"tasks.enabled", K_BOOL, F(tasks.enabled), 0, 0},
 	{"tasks.max_concurrent_tasks", K_UINT, F(tasks.max_concurrent), 1, 64},
 	{"tasks.max_duration", K_DURATION, F(tasks.max_duration_s), 1, 86400},
@@ -138,6 +142,10 @@ static void agent_defaults(struct sl_config *c)
 	c->stats.enabled = 1;
 	c->stats.interval_ns = 5000000000ull;
 	c->stats.max_containers = 4096;
+	c->stats.guest.enabled = 1;
+	snprintf(c->stats.guest.kata_root, sizeof(c->stats.guest.kata_root), "/run/vc");
+	c->stats.guest.timeout_ns = 1000000000ull;
+	c->stats.guest.max_inflight = 8;
 	c->tasks.enabled = 1;
 	c->tasks.max_concurrent = 4;
 	c->tasks.max_duration_s = 300;
@@ -764,6 +772,11 @@ static int validate(struct sl_config *c, char *err, size_t errlen)
 	if (c->attribution.runc_root[0] != '/') {
 		snprintf(err, errlen, "attribution.runc_root: '%s' is not an absolute path",
 			 c->attribution.runc_root);
+		return -1;
+	}
+	if (c->stats.guest.kata_root[0] != '/') {
+		snprintf(err, errlen, "stats.guest.kata_root: '%s' is not an absolute path",
+			 c->stats.guest.kata_root);
 		return -1;
 	}
 	if (c->attribution.host_root[0] &&

@@ -64,6 +64,12 @@ struct sl_config {
 		int enabled;             /* stats.enabled: default true */
 		uint64_t interval_ns;    /* stats.interval: collector period, default 5s (100ms .. 1h) */
 		uint64_t max_containers; /* stats.max_containers: containers per pass, default 4096 */
+		struct {                 /* the guest-agent source (micro-VM sandboxes), docs/STATS.md */
+			int enabled;         /* stats.guest.enabled: default true */
+			char kata_root[256]; /* stats.guest.kata_root: Kata runtime state root, default "/run/vc"; absolute */
+			uint64_t timeout_ns; /* stats.guest.timeout: whole guest read, default 1s (10ms .. 30s) */
+			uint64_t max_inflight; /* stats.guest.max_inflight: concurrent guest reads, default 8 (1 .. 64) */
+		} guest;
 	} stats;
 
 	struct {                              /* on-demand tasks, docs/TASKS.md */

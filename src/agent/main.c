@@ -19,6 +19,7 @@
 #include "common/timefmt.h"
 #include "store/store.h"
 #include "stats/stats.h"
+#include "stats/guest.h"
 #include "task/task_agent.h"
 
 #include <bpf/libbpf.h>
@@ -613,6 +614,16 @@ int main(int argc, char **argv)
 		struct sl_k8s_roots k8s_roots; /* Kubernetes names (copied by the collector) */
 		sl_k8s_roots_prefixed(&k8s_roots, a->cfg.attribution.host_root);
 		stc.k8s_roots = &k8s_roots;
+		struct sl_guest_config gc = { /* the guest-agent source (copied) */
+			.timeout_ns = a->cfg.stats.guest.timeout_ns,
+			.max_inflight = (unsigned)a->cfg.stats.guest.max_inflight,
+		};
+		_Static_assert(sizeof(gc.kata_root) == sizeof(a->cfg.stats.guest.kata_root), "kata_root");
+		_Static_assert(sizeof(gc.host_root) == sizeof(a->cfg.attribution.host_root), "host_root");
+		memcpy(gc.kata_root, a->cfg.stats.guest.kata_root, sizeof(gc.kata_root));
+		memcpy(gc.host_root, a->cfg.attribution.host_root, sizeof(gc.host_root));
+		if (a->cfg.stats.guest.enabled)
+			stc.guest = &gc;
 		a->stats = sl_stats_new(&stc);
 		if (!a->stats || sl_stats_start(a->stats)) {
 			sl_warn(MOD, "statistics collector could not start; stats answers 503");

@@ -347,13 +347,20 @@ static void h_workload_stats(struct sl_api *api, const struct sl_api_param *p, s
 		sl_api_reply_error(r, 404, "NOT_FOUND", "no route: use /api/v1/workloads/{id}/stats");
 		return;
 	}
-	if (sl_api_no_params(p, n, err, sizeof(err))) {
+	/* ?source=cgroup (default) | guest_agent | auto (docs/STATS.md) */
+	const char *names[] = {"source"}, *vals[1] = {NULL};
+	if (sl_api_params_only(p, n, names, 1, vals, err, sizeof(err))) {
 		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", err);
+		return;
+	}
+	int src = vals[0] ? sl_stats_source_parse(vals[0]) : SL_SRC_CGROUP;
+	if (src < 0) {
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT", "source: one of cgroup, guest_agent, auto");
 		return;
 	}
 	memcpy(id, r->arg, al - sl);
 	id[al - sl] = 0;
-	sl_stats_api_workload(sl_read_stats(api->a), id, &sr);
+	sl_stats_api_workload_source(sl_read_stats(api->a), id, src, &sr);
 	stats_reply(r, &sr);
 }
 

@@ -342,9 +342,21 @@ int cli_cmd_status(struct cli_run *r)
 
 int cli_cmd_stats(struct cli_run *r)
 {
+	/* --sandbox ID: that id, source auto unless --source says otherwise */
+	const char *sb = cli_opt(r, "sandbox"), *src = cli_opt(r, "source");
+	if (sb && r->npos)
+		return cli_usage_error(r->cmd, "give the id either as ID or as --sandbox ID, not both");
+	if (src && !r->npos && !sb)
+		return cli_usage_error(r->cmd, "--source needs an ID or --sandbox ID");
+	if (src && strcmp(src, "cgroup") && strcmp(src, "guest") && strcmp(src, "auto"))
+		return cli_usage_error(r->cmd, "--source: one of cgroup, guest, auto");
+	if (!src && sb)
+		src = "auto";
+	if (src && !strcmp(src, "guest"))
+		src = "guest_agent";
 	struct cli_conn *c;
 	int rc = cli_run_connect(r, &c);
-	return rc ? rc : cli_stats(c, r->npos ? r->pos[0] : NULL, cli_flag(r, "json"));
+	return rc ? rc : cli_stats(c, sb ? sb : r->npos ? r->pos[0] : NULL, src, cli_flag(r, "json"));
 }
 
 int cli_cmd_top(struct cli_run *r)

@@ -73,7 +73,16 @@ static void print_workload(json_t *w)
 	json_t *ep = json_object_get(w, "epoch");
 	printf("%s %s\n", cli_esc(str(w, "kind")), cli_esc(str(w, "id")));
 	printf("  source %s, observed %s\n", cli_esc(str(w, "source")), cli_esc(str(w, "observed_at")));
-	printf("  epoch %s since %s\n", cli_esc(str(ep, "id")), cli_esc(str(ep, "start")));
+	printf("  epoch %s since %s", cli_esc(str(ep, "id")), cli_esc(str(ep, "start")));
+	if (!strcmp(str(w, "source"), "guest_agent")) {
+		/* the guest source's epoch rules: docs/STATS.md "Guest-agent source" */
+		printf(" (%s%s, VMM restarts within it %lld)", cli_esc(str(ep, "reason")),
+		       json_is_true(json_object_get(ep, "first_sample")) ? ", this sample began it" : "",
+		       (long long)json_integer_value(json_object_get(ep, "vmm_restarts")));
+		printf("\n  guest kernel's accounting (Kata agent, %s): not comparable with the host-cgroup source",
+		       *str(w, "hypervisor") ? cli_esc(str(w, "hypervisor")) : "hypervisor unknown");
+	}
+	printf("\n");
 	printf("  containers read %lld of %lld\n",
 	       (long long)json_integer_value(json_object_get(w, "containers_read")),
 	       (long long)json_integer_value(json_object_get(w, "containers_total")));
@@ -118,7 +127,12 @@ static void print_workload(json_t *w)
 		fmt_bytes(json_object_get(x, "memory_peak_bytes"), d, sizeof(d));
 		printf("  %-14s %-8s %10s %10s %10s %10s  %s", cli_esc(id),
 		       *str(x, "runtime") ? cli_esc(str(x, "runtime")) : "-", a, b, c, d,
-		       cli_esc(str(x, "cgroup_path")));
+		       json_object_get(x, "cgroup_path") ? cli_esc(str(x, "cgroup_path"))
+							  : cli_esc(str(x, "state")));
+		if (json_is_false(json_object_get(x, "read")) && !json_object_get(x, "error")) {
+			printf("  (the guest did not answer for it: contributes 0)\n");
+			continue;
+		}
 		if (json_is_false(json_object_get(x, "read")))
 			printf("  (unreadable: %s)", cli_esc(str(x, "error")));
 		printf("\n");
@@ -142,7 +156,7 @@ static void print_list(json_t *body)
 	}
 }
 
-int cli_stats(struct cli_conn *c, const char *id, int json)
+int cli_stats(struct cli_conn *c, const char *id, const char *source, int json)
 {
 	json_t *body = NULL;
 	int rc;
@@ -173,7 +187,8 @@ int cli_stats(struct cli_conn *c, const char *id, int json)
 			else
 				n += (size_t)snprintf(path + n, 4, "%%%02X", *p);
 		}
-		snprintf(path + n, sizeof(path) - n, "/stats");
+		snprintf(path + n, sizeof(path) - n, "/stats%s%s", source ? "?source=" : "",
+			 source ? source : "");
 		rc = get(c, path, &body, json);
 		if (rc || json)
 			return rc;

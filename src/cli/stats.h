@@ -8,9 +8,10 @@
 
 /* id NULL: the list of workloads (table, or one JSON object per workload
  * with json). id given: that workload's figures (table, or the API body on
- * one line with json). Errors from the API are printed with their code and
+ * one line with json); source (NULL = the API's default, cgroup) is passed
+ * as ?source= (cgroup, guest_agent, auto). Errors from the API are printed with their code and
  * reason. Returns CLI_OK; CLI_USAGE for a 400 (malformed id); CLI_ERR for
  * 404 NOT_FOUND, 409/503 FAILED_PRECONDITION, transport errors. */
-int cli_stats(struct cli_conn *c, const char *id, int json);
+int cli_stats(struct cli_conn *c, const char *id, const char *source, int json);
 
 #endif

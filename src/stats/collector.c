@@ -7,6 +7,7 @@
  * (synchronize_rcu) and frees it. Readers take rcu_read_lock only, never
  * the mutex (tested: tests/unit/test_stats_collector.c). */
 #include "stats/stats.h"
+#include "stats/guest.h"
 #include "cgroup/runc_state.h"
 #include "common/log.h"
 #include "common/prom.h"
@@ -34,6 +35,7 @@ struct sl_stats {
 	struct sl_stats_config cfg;
 	struct sl_stats_mounts mounts;
 	struct sl_runc_index *runc;
+	struct sl_guest *guest; /* the guest-agent source, NULL = disabled */
 	int own_runc; /* runc made here (no shared one given) */
 	pthread_mutex_t mu; /* held for a whole pass; never taken by readers */
 	struct sl_stats_snap *cur; /* RCU-protected */
@@ -92,6 +94,9 @@ struct sl_stats *sl_stats_new(const struct sl_stats_config *cfg)
 		c->have_k8s_roots = 1;
 	}
 	c->cfg.k8s_roots = NULL;
+	if (cfg->guest)
+		c->guest = sl_guest_new(cfg->guest);
+	c->cfg.guest = NULL;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->wmu, NULL);
 	pthread_condattr_t ca;
@@ -229,6 +234,7 @@ void sl_stats_free(struct sl_stats *c)
 	sl_stats_snap_free(s);
 	if (c->own_runc)
 		sl_runc_index_free(c->runc);
+	sl_guest_free(c->guest);
 	pthread_mutex_destroy(&c->mu);
 	pthread_mutex_destroy(&c->wmu);
 	pthread_cond_destroy(&c->wcv);
@@ -255,6 +261,24 @@ int sl_stats_api_workload(struct sl_stats *c, const char *id, struct sl_stats_re
 	int rc = sl_stats_answer(rcu_dereference(c->cur), id, r);
 	rcu_read_unlock();
 	return rc;
+}
+
+int sl_stats_source_parse(const char *s)
+{
+	return !strcmp(s, "cgroup") ? SL_SRC_CGROUP : !strcmp(s, "guest_agent") ? SL_SRC_GUEST
+		: !strcmp(s, "auto") ? SL_SRC_AUTO : -1;
+}
+
+int sl_stats_api_workload_source(struct sl_stats *c, const char *id, int source,
+				 struct sl_stats_reply *r)
+{
+	if (source == SL_SRC_AUTO)
+		source = c && sl_stats_id_valid(id) && sl_guest_knows(c->guest, id) ? SL_SRC_GUEST : SL_SRC_CGROUP;
+	if (source != SL_SRC_GUEST)
+		return sl_stats_api_workload(c, id, r);
+	if (!c && sl_stats_id_valid(id))
+		return disabled(r);
+	return sl_guest_answer(c ? c->guest : NULL, id, r);
 }
 
 int sl_stats_api_list(struct sl_stats *c, struct sl_stats_reply *r)

@@ -306,6 +306,9 @@ struct sl_stats_config {
 	const struct sl_stats_mounts *mounts; /* non-NULL: use these (tests) */
 	/* look up Kubernetes names (k8s_names.h) in these roots; NULL = none */
 	const struct sl_k8s_roots *k8s_roots;
+	/* the guest-agent source (stats/guest.h); NULL = disabled
+	 * (stats.guest.enabled: false), copied */
+	const struct sl_guest_config *guest;
 };
 
 struct sl_stats;
@@ -337,6 +340,17 @@ int sl_stats_collect_now(struct sl_stats *c);
  * 503 FAILED_PRECONDITION reason "disabled"). */
 int sl_stats_api_workload(struct sl_stats *c, const char *id, struct sl_stats_reply *r);
 int sl_stats_api_list(struct sl_stats *c, struct sl_stats_reply *r);
+/* Sources of /api/v1/workloads/{id}/stats?source= */
+enum sl_stats_source { SL_SRC_CGROUP = 0, SL_SRC_GUEST = 1, SL_SRC_AUTO = 2 };
+/* "cgroup" | "guest_agent" | "auto" -> enum; -1 for anything else. */
+int sl_stats_source_parse(const char *s);
+/* The stats answer from the chosen source: SL_SRC_CGROUP as
+ * sl_stats_api_workload; SL_SRC_GUEST the guest-agent source
+ * (sl_guest_answer; 503 "disabled" without one); SL_SRC_AUTO the guest
+ * source when id is a Kata sandbox in its state root, else the cgroup
+ * source. Any thread; no lock of the collector. */
+int sl_stats_api_workload_source(struct sl_stats *c, const char *id, int source,
+				 struct sl_stats_reply *r);
 struct sl_prom;
 /* Write the Prometheus families of the current snapshot (its pre-rendered
  * text, copied to sl_prom_stream(p): p does not learn those families'
