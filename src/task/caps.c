@@ -103,7 +103,7 @@ json_t *sl_tasks_capabilities(struct sl_tasks *ts)
 		"sched_switch/sched_wakeup: time off CPU by stack, blocked vs runqueue",
 		"raw_syscalls:sys_exit: failed calls counted by (syscall, errno) in BPF",
 	};
-	static const char *const formats_prof[] = {"pprof", "folded", "svg", "json"};
+	static const char *const formats_prof[] = {"pprof", "folded", "svg", "json", "html"};
 	for (int i = 0; i < SL_TASK_NTYPES; i++) {
 		json_t *o = json_pack("{s:s, s:b, s:s}", "type", sl_task_type_name(i), "supported",
 				      ts->supported[i], "details", details[i]);
