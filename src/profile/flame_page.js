@@ -213,7 +213,7 @@
     const num = (v, cls) => el('td', 'num' + (cls ? ' ' + cls : ''), v);
     if (diff) {
       const c = h.d > 0 ? 'grew' : h.d < 0 ? 'shrank' : '';
-      tr.append(num(fmtNum(h.bs)), num(fmtNum(h.s)), num(sign(h.d), c), num(pct(h.d, total), c), num(fmtNum(h.t)));
+      tr.append(num(fmtNum(h.bs)), num(fmtNum(h.s)), num(sign(h.d), c), num((h.d > 0 ? '+' : '') + pct(h.d, total), c), num(fmtNum(h.t)));
     } else {
       tr.append(num(fmtNum(h.s)), num(pct(h.s, total)), num(fmtNum(h.t)), num(pct(h.t, total)));
     }

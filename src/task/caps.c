@@ -113,7 +113,7 @@ json_t *sl_tasks_capabilities(struct sl_tasks *ts)
 		if (i == SL_TASK_SYSCALL_ERRORS)
 			json_array_append_new(f, json_string("json"));
 		else
-			for (size_t k = 0; k < 4; k++)
+			for (size_t k = 0; k < sizeof(formats_prof) / sizeof(formats_prof[0]); k++)
 				json_array_append_new(f, json_string(formats_prof[k]));
 		json_object_set_new(o, "result_formats", f);
 		if (i == SL_TASK_PROFILE_ON_CPU)

@@ -502,7 +502,7 @@ static void test_flamegraph_pl(void **state)
 	snprintf(cmd, sizeof(cmd),
 		 "cd %s && flamegraph.pl a.folded > a.svg && flamegraph.pl d.folded > d.svg && "
 		 "grep -q hot_fn a.svg && grep -q grow_fn d.svg && grep -q shrink_fn d.svg && "
-		 "grep -q 'rgb(255,' d.svg && test $(wc -c < a.svg) -gt 1000",
+		 "grep -q 'rgb(255,' d.svg && grep -Eq 'rgb\\([0-9]+,[0-9]+,255\\)' d.svg && test $(wc -c < a.svg) -gt 1000",
 		 dir);
 	assert_int_equal(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
