@@ -38,6 +38,9 @@ LIB_SRCS := $(wildcard src/cgroup/*.c src/store/*.c \
 # the web UI's files (web/, docs/UI.md), embedded by scripts/gen-webui.sh
 WEB_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css))
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/webui_assets.o
+# the HTML flame graph's script and style, with their CSP hashes (scripts/gen-flame-page.sh)
+FLAME_PAGE := src/profile/flame_page.js src/profile/flame_page.css
+LIB_OBJS += $(B)/obj/gen/flame_page.o
 CLI_SRCS := $(wildcard src/cli/*.c)
 CLI_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(CLI_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -111,6 +114,14 @@ $(B)/gen/webui_assets.c: $(WEB_FILES) scripts/gen-webui.sh
 	scripts/gen-webui.sh $@ $(WEB_FILES)
 
 $(B)/obj/gen/webui_assets.o: $(B)/gen/webui_assets.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(B)/gen/flame_page.c: $(FLAME_PAGE) scripts/gen-flame-page.sh
+	@mkdir -p $(@D)
+	scripts/gen-flame-page.sh $@ $(FLAME_PAGE)
+
+$(B)/obj/gen/flame_page.o: $(B)/gen/flame_page.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 

@@ -343,6 +343,30 @@ static enum MHD_Result create(struct sl_agent *a, struct MHD_Connection *c, stru
 	return send_json(c, 201, rec, loc);
 }
 
+/* A task result: the body as stored, with headers that keep a browser from
+ * treating it as anything else (nosniff) and, for the HTML flame graph, the
+ * CSP that lets only its own inline script and style run, in an opaque
+ * origin (sandbox), never framed (sl_flame_html_csp, profile.h). */
+static enum MHD_Result send_result(struct MHD_Connection *c, char *body, size_t len, const char *ctype)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (!strncmp(ctype, "text/html", 9)) {
+		MHD_add_response_header(r, "Content-Security-Policy", sl_flame_html_csp());
+		MHD_add_response_header(r, "X-Frame-Options", "DENY");
+		MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	}
+	enum MHD_Result ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result result(struct sl_agent *a, struct MHD_Connection *c, const char *id,
 			      const char *fmt)
 {
@@ -365,7 +389,7 @@ static enum MHD_Result result(struct sl_agent *a, struct MHD_Connection *c, cons
 		return send_error(c, 409, "FAILED_PRECONDITION",
 				  "the task failed or was cancelled: it has no result (see its reason)", NULL);
 	case -EINVAL:
-		snprintf(msg, sizeof(msg), "format: '%.40s' is not offered for this task (pprof, folded, svg, json for profiles; json for trace_syscall_errors)",
+		snprintf(msg, sizeof(msg), "format: '%.40s' is not offered for this task (pprof, folded, svg, json, html for profiles; json for trace_syscall_errors)",
 			 fmt ? fmt : "");
 		return send_error(c, 400, "INVALID_ARGUMENT", msg, NULL);
 	default: return send_error(c, 500, "INTERNAL", "reading the result failed", NULL);
@@ -374,7 +398,7 @@ static enum MHD_Result result(struct sl_agent *a, struct MHD_Connection *c, cons
 		free(body);
 		return send_error(c, 500, "INTERNAL", "the result exceeds the response size bound", NULL);
 	}
-	return send_body(c, 200, body, len, ctype, NULL, NULL);
+	return send_result(c, body, len, ctype);
 }
 
 /* The query parameters a task route takes: exactly names[0..nnames), each

@@ -5,7 +5,7 @@
  *   POST   /api/v1/tasks                     (JSON body; follow=true streams)
  *   GET    /api/v1/tasks/{id}
  *   DELETE /api/v1/tasks/{id}
- *   GET    /api/v1/tasks/{id}/result?format=pprof|folded|svg|json
+ *   GET    /api/v1/tasks/{id}/result?format=pprof|folded|svg|json|html
  *
  * Query parameters: result takes format (at most once); every other route,
  * POST included, takes none. Anything else, and a NUL byte (%00) in a

@@ -151,7 +151,7 @@ int cli_profile_main(struct cli_conn *c, const struct cli_run *cr, volatile sig_
 	int to_stdout = !strcmp(out, "-");
 	int fmt = sl_prof_format_from_path(to_stdout ? STDOUT_FORMAT_PATH : out);
 	if (fmt < 0)
-		USAGE("cannot tell the format of '%s' from its extension (.svg, .pb.gz, .folded, .json)", out);
+		USAGE("cannot tell the format of '%s' from its extension (.svg, .html, .pb.gz, .folded, .json)", out);
 	if (hz && off)
 		USAGE("--hz is for on-CPU profiles (without --off-cpu)");
 	if (min_us >= 0 && !off)

@@ -17,6 +17,8 @@ int sl_prof_format_from_name(const char *name)
 		return SL_FMT_SVG;
 	if (!strcasecmp(name, "json"))
 		return SL_FMT_JSON;
+	if (!strcasecmp(name, "html"))
+		return SL_FMT_HTML;
 	return -1;
 }
 
@@ -27,6 +29,7 @@ const char *sl_prof_format_name(int fmt)
 	case SL_FMT_FOLDED: return "folded";
 	case SL_FMT_SVG: return "svg";
 	case SL_FMT_JSON: return "json";
+	case SL_FMT_HTML: return "html";
 	default: return NULL;
 	}
 }
@@ -49,6 +52,8 @@ int sl_prof_format_from_path(const char *path)
 		return SL_FMT_SVG;
 	if (ends_with(path, ".json"))
 		return SL_FMT_JSON;
+	if (ends_with(path, ".html") || ends_with(path, ".htm"))
+		return SL_FMT_HTML;
 	return -1;
 }
 
@@ -59,6 +64,7 @@ const char *sl_prof_format_mime(int fmt)
 	case SL_FMT_FOLDED: return "text/plain; charset=utf-8";
 	case SL_FMT_SVG: return "image/svg+xml";
 	case SL_FMT_JSON: return "application/json";
+	case SL_FMT_HTML: return "text/html; charset=utf-8";
 	default: return "application/octet-stream";
 	}
 }

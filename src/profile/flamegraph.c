@@ -15,7 +15,7 @@
 #define CHAR_W 7.0 /* approx. width of a 12px monospace glyph */
 #define PAD 10
 
-static void xml_esc(const char *s, size_t max, FILE *out)
+void sl_xml_esc(const char *s, size_t max, FILE *out)
 {
 	size_t n = 0;
 	for (; *s && n < max; s++, n++) {
@@ -96,10 +96,10 @@ static void draw(struct ctx *c, const struct sl_tnode *n, double x, int depth)
 	color_of(c->p, n, col, sizeof(col));
 	double pct = c->total ? 100.0 * (double)n->total / (double)c->total : 0;
 	fputs("<g><title>", c->out);
-	xml_esc(n->name, 4096, c->out);
+	sl_xml_esc(n->name, 4096, c->out);
 	if (n->frame < c->p->nframes && c->p->frames[n->frame].module) {
 		fputs(" [", c->out);
-		xml_esc(c->p->frames[n->frame].module, 512, c->out);
+		sl_xml_esc(c->p->frames[n->frame].module, 512, c->out);
 		fputc(']', c->out);
 	}
 	fprintf(c->out, " (%" PRIu64 " %s, %.2f%%; self %" PRIu64 ")</title>", n->total, c->unit, pct, n->self);
@@ -109,7 +109,7 @@ static void draw(struct ctx *c, const struct sl_tnode *n, double x, int depth)
 	if (fit >= 3) {
 		size_t len = strlen(n->name);
 		fprintf(c->out, "<text x=\"%.1f\" y=\"%d\">", x + 3, y + FRAME_H - 5);
-		xml_esc(n->name, len > fit ? fit - 2 : len, c->out);
+		sl_xml_esc(n->name, len > fit ? fit - 2 : len, c->out);
 		fputs("</text>", c->out);
 	}
 	fputs("</g>\n", c->out);
@@ -140,7 +140,8 @@ int sl_profile_write_svg(const struct sl_profile *p, const struct sl_flame_opts 
 		return -ENOMEM;
 	}
 	int depth = depth_of(root);
-	int graph_top = 60;
+	char meta[600];
+	int graph_top = sl_flame_meta_line(p, o, meta, sizeof(meta)) ? 76 : 60;
 	int graph_h = depth * FRAME_H;
 	int table_top = graph_top + graph_h + 40;
 	int height = table_top + (nh + 2) * FRAME_H + 20;
@@ -153,12 +154,17 @@ int sl_profile_write_svg(const struct sl_profile *p, const struct sl_flame_opts 
 		     "g:hover rect{stroke:#000;stroke-width:0.5}</style>\n", FONT_PX);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f0\"/>\n", width, height);
 	fprintf(out, "<text class=\"h\" x=\"%d\" y=\"24\" text-anchor=\"middle\">", width / 2);
-	xml_esc(title, 200, out);
+	sl_xml_esc(title, 200, out);
 	fputs("</text>\n", out);
 	fprintf(out, "<text class=\"s\" x=\"%d\" y=\"44\">total %" PRIu64 " %s; %" PRIu64
 		     " samples; %zu stacks; duration %.3f s; width = %s</text>\n",
 		PAD, root->total, unit, sl_profile_total_count(p), p->nsamples, (double)p->duration_ns / 1e9,
 		mode == SL_VALUE_COUNT ? "sample count" : "time off CPU");
+	if (graph_top > 60) { /* container, pod, host, time range, sample type */
+		fprintf(out, "<text class=\"s\" x=\"%d\" y=\"60\">", PAD);
+		sl_xml_esc(meta, sizeof(meta), out);
+		fputs("</text>\n", out);
+	}
 	struct ctx c = { .p = p, .out = out, .minw = minw, .unit = unit, .total = root->total,
 			 .base_y = graph_top + graph_h - FRAME_H };
 	c.scale = root->total ? (double)(width - 2 * PAD) / (double)root->total : 0;
@@ -179,10 +185,10 @@ int sl_profile_write_svg(const struct sl_profile *p, const struct sl_flame_opts 
 		fprintf(out, "<text x=\"%d\" y=\"%d\" xml:space=\"preserve\">%8" PRIu64 " %6.2f%% %12" PRIu64
 			     " %6.2f%%  ",
 			PAD, y, hot[i].self, sp, hot[i].total, tp);
-		xml_esc(hot[i].name, 90, out);
+		sl_xml_esc(hot[i].name, 90, out);
 		if (hot[i].module) {
 			fputs(" [", out);
-			xml_esc(hot[i].module, 60, out);
+			sl_xml_esc(hot[i].module, 60, out);
 			fputc(']', out);
 		}
 		fputs("</text>\n", out);

@@ -255,11 +255,62 @@ struct sl_flame_opts {
 	int width;          /* px, default 1200 */
 	int top_n;          /* rows of the hottest-symbols table, default 20 */
 	double min_width_px;/* frames narrower than this are not drawn, default 0.1 */
+	/* Title metadata (SVG subtitle line, HTML header); NULL / 0 = unknown,
+	 * not shown. Plain text: the writers escape it. */
+	const char *container; /* container id (or a list) the profile is of */
+	const char *pod;       /* pod (uid or namespace/name) */
+	const char *host;      /* node host name */
+	uint64_t start_ns;     /* time range, CLOCK_REALTIME ns since the epoch; */
+	uint64_t end_ns;       /* 0 = the profile's start_ns / start_ns + duration_ns */
+	const char *sample_type; /* e.g. "cpu samples"; default from the kind and value */
+	int diff_raw;          /* diffs: 1 = folded base column unscaled (see sl_profile_write_diff) */
 };
 /* SVG flame graph (root at the bottom), same stacks as the folded writer,
  * with <title> hover text per frame (name, value, percent) and a table of
  * the hottest symbols by self and total value. opts may be NULL. */
 int sl_profile_write_svg(const struct sl_profile *p, const struct sl_flame_opts *opts, FILE *out);
+
+/* Self-contained interactive HTML flame graph (docs/PROFILING.md "HTML"):
+ * the merged call tree and the hottest symbols embedded as JSON in a
+ * non-executed <script type="application/json"> block (every '<', '>', '&',
+ * U+2028/U+2029 and non-ASCII character \u-escaped, invalid UTF-8 bytes
+ * as '?'), one inline script and one inline style whose SHA-256 hashes the
+ * page's <meta> Content-Security-Policy allows (sl_flame_html_csp()); no
+ * network access, no innerHTML of data. Search with highlight and matched
+ * percentage, click to zoom, hover details, the hot-symbol table, a title
+ * with opts' metadata. opts may be NULL. 0 / -EIO / -ENOMEM. */
+int sl_profile_write_html(const struct sl_profile *p, const struct sl_flame_opts *opts, FILE *out);
+
+/* The Content-Security-Policy the HTML flame graph needs (its own inline
+ * script and style by hash, nothing else: default-src 'none'), for the
+ * HTTP header of an answer that carries it. Static string. */
+const char *sl_flame_html_csp(void);
+
+/* sl_profile_write with writer options (NULL = defaults): opts go to the
+ * SVG and HTML writers, opts->value to folded too. */
+int sl_profile_write_opts(const struct sl_profile *p, int fmt, int kaddrs_visible,
+			  const struct sl_flame_opts *opts, FILE *out);
+
+/* Differential flame graph of cur against base (Brendan Gregg's
+ * differential flame graphs, difffolded.pl + flamegraph.pl). Both profiles
+ * are merged into one call tree by path (comm, [state], frame names);
+ * widths are cur's values; a node's delta is cur - base * (C / B), C and B
+ * the two totals (base normalized to cur's total, as difffolded.pl -n), so
+ * a frame that kept its share is neutral. Colour: red = grew, blue =
+ * shrank, intensity |delta| / max |delta| over all frames. Frames only in
+ * base have width 0 (not drawn; they are in the hot table of html).
+ *  SL_FMT_HTML: the HTML page of sl_profile_write_html in diff mode (hover:
+ *               base, base normalized, cur, delta; hot table by |delta|);
+ *  SL_FMT_SVG:  the SVG flame graph with diff colours and hover text;
+ *  SL_FMT_FOLDED: "stack BASE CUR" lines (difffolded.pl's output, the
+ *               input of flamegraph.pl), one per stack of either profile,
+ *               sorted; BASE scaled to cur's total and rounded unless
+ *               opts->diff_raw.
+ * The value (opts->value) is resolved per profile; base and cur must be of
+ * the same kind. Returns 0, -EINVAL (another fmt, kinds differ, NULL
+ * profile), -EIO, -ENOMEM. */
+int sl_profile_write_diff(const struct sl_profile *base, const struct sl_profile *cur, int fmt,
+			  const struct sl_flame_opts *opts, FILE *out);
 
 /* JSON document: {"kind","start_ns","duration_ns","period_ns","unit",
  * "total_count","total_ns","top":[{function,module,self,total}...],

@@ -164,4 +164,64 @@ uint64_t sl_elf_off_to_vaddr(const struct sl_elf_info *e, uint64_t off);
 /* Symbol containing vaddr, or NULL. */
 const struct sl_esym *sl_elf_lookup(const struct sl_elf_info *e, uint64_t vaddr);
 
+/* ---- Flame graph helpers (flamegraph.c, flame_meta.c, difftree.c) ---- */
+
+/* XML/HTML text escape of at most max bytes of s ("..": cut); control
+ * characters become '?'. */
+void sl_xml_esc(const char *s, size_t max, FILE *out);
+
+/* The title metadata line of a flame graph: "container X, pod Y, host H,
+ * 2026-12-04T10:00:00Z .. 10:00:10Z UTC (10.0 s), cpu samples" from opts'
+ * fields (the range from p when opts has none); only known parts. Writes
+ * at most sz bytes (NUL-terminated); returns the length. */
+size_t sl_flame_meta_line(const struct sl_profile *p, const struct sl_flame_opts *o, char *buf, size_t sz);
+/* The sample-type label: opts->sample_type, else from the kind and value
+ * mode ("cpu samples", "off-CPU us", ...). */
+const char *sl_flame_sample_type(const struct sl_profile *p, const struct sl_flame_opts *o, int mode);
+/* Frame kind letter used by the HTML page: 'u' user, 'k' kernel, 'j' JIT,
+ * 'x' unresolved, 'p' pseudo (comm, off-CPU state, root). f NULL = pseudo. */
+char sl_flame_kind(const struct sl_frame *f);
+
+/* Merged call tree of two profiles for differential flame graphs. */
+struct sl_dnode {
+	const char *name;
+	const struct sl_frame *frame; /* from cur (else base); NULL for pseudo frames */
+	uint64_t cur, cur_self;       /* cur's total and self value of this path */
+	uint64_t base, base_self;     /* base's, raw (unscaled) */
+	size_t nchild;
+	struct sl_dnode **child;      /* sorted by name */
+};
+struct sl_dtree {
+	struct sl_dnode *root;
+	uint64_t base_total, cur_total;
+	double scale;          /* cur_total / base_total (1 when base_total is 0) */
+	double max_abs_delta;  /* max |delta| over every node (0 when identical) */
+	int mode;              /* resolved value mode (enum sl_prof_value) */
+};
+/* Build the merged tree of base and cur under value mode value. 0,
+ * -EINVAL (kinds differ), -ENOMEM. */
+int sl_dtree_build(const struct sl_profile *base, const struct sl_profile *cur, int value, struct sl_dtree *t);
+void sl_dtree_free(struct sl_dtree *t);
+/* Normalized delta of a node: cur - base * scale. */
+double sl_dnode_delta(const struct sl_dtree *t, const struct sl_dnode *n);
+/* Differential fill colour "rgb(r,g,b)" of delta d (flamegraph.pl's
+ * scheme): red for d > 0, blue for d < 0, white-ish at 0, intensity
+ * |d| / max_abs. */
+void sl_diff_color(double d, double max_abs, char *buf, size_t sz);
+
+/* Per-symbol self/total of both profiles (hot-table rows of a diff). */
+struct sl_hot_diff {
+	const char *name;
+	const char *module;
+	uint64_t base_self, base_total, cur_self, cur_total;
+	double delta_self; /* cur_self - base_self * scale */
+};
+/* Every symbol of either profile, by |delta_self| descending (ties:
+ * cur_self, name), at most max in *out (malloc'd). Count or -1 (ENOMEM). */
+int sl_prof_hot_diff(const struct sl_profile *base, const struct sl_profile *cur, int value, double scale,
+		     size_t max, struct sl_hot_diff **out);
+/* The HTML page of a diff (flame_html.c), t built from base and cur. */
+int sl_flame_html_diff(const struct sl_profile *base, const struct sl_profile *cur, const struct sl_dtree *t,
+		       const struct sl_flame_opts *o, FILE *out);
+
 #endif

@@ -90,13 +90,20 @@ uint64_t sl_profile_total_ns(const struct sl_profile *p)
 	return t;
 }
 
-int sl_profile_write(const struct sl_profile *p, int fmt, int kaddrs_visible, FILE *out)
+int sl_profile_write_opts(const struct sl_profile *p, int fmt, int kaddrs_visible,
+			  const struct sl_flame_opts *opts, FILE *out)
 {
 	switch (fmt) {
 	case SL_FMT_PPROF: return sl_profile_write_pprof(p, kaddrs_visible, out);
-	case SL_FMT_FOLDED: return sl_profile_write_folded(p, SL_VALUE_DEFAULT, out);
-	case SL_FMT_SVG: return sl_profile_write_svg(p, NULL, out);
+	case SL_FMT_FOLDED: return sl_profile_write_folded(p, opts ? opts->value : SL_VALUE_DEFAULT, out);
+	case SL_FMT_SVG: return sl_profile_write_svg(p, opts, out);
 	case SL_FMT_JSON: return sl_profile_write_json(p, out);
+	case SL_FMT_HTML: return sl_profile_write_html(p, opts, out);
 	default: return -EINVAL;
 	}
+}
+
+int sl_profile_write(const struct sl_profile *p, int fmt, int kaddrs_visible, FILE *out)
+{
+	return sl_profile_write_opts(p, fmt, kaddrs_visible, NULL, out);
 }

@@ -103,7 +103,7 @@ json_t *sl_tasks_capabilities(struct sl_tasks *ts)
 		"sched_switch/sched_wakeup: time off CPU by stack, blocked vs runqueue",
 		"raw_syscalls:sys_exit: failed calls counted by (syscall, errno) in BPF",
 	};
-	static const char *const formats_prof[] = {"pprof", "folded", "svg", "json"};
+	static const char *const formats_prof[] = {"pprof", "folded", "svg", "json", "html"};
 	for (int i = 0; i < SL_TASK_NTYPES; i++) {
 		json_t *o = json_pack("{s:s, s:b, s:s}", "type", sl_task_type_name(i), "supported",
 				      ts->supported[i], "details", details[i]);
@@ -113,7 +113,7 @@ json_t *sl_tasks_capabilities(struct sl_tasks *ts)
 		if (i == SL_TASK_SYSCALL_ERRORS)
 			json_array_append_new(f, json_string("json"));
 		else
-			for (size_t k = 0; k < 4; k++)
+			for (size_t k = 0; k < sizeof(formats_prof) / sizeof(formats_prof[0]); k++)
 				json_array_append_new(f, json_string(formats_prof[k]));
 		json_object_set_new(o, "result_formats", f);
 		if (i == SL_TASK_PROFILE_ON_CPU)

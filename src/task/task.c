@@ -626,7 +626,8 @@ int sl_tasks_result(struct sl_tasks *ts, const char *id, const char *fmt, int ka
 	if (!ts->store)
 		return -EIO;
 	/* kernel addresses: only to a caller who may see them now */
-	const char *stored = f == SL_FMT_PPROF && !kaddrs_visible ? SL_TASK_PPROF_NOKADDRS : fmt;
+	const char *stored = f == SL_FMT_PPROF && !kaddrs_visible ? SL_TASK_PPROF_NOKADDRS
+				 : f >= 0 ? sl_prof_format_name(f) : fmt; /* "SVG" is stored as "svg" */
 	int rc = sl_task_store_get_result(ts->store, id, stored, body, len);
 	if (rc == -ENOENT)
 		return -EIO; /* done without its result: retention raced us, or a write error */

@@ -174,7 +174,7 @@ int sl_tasks_cancel(struct sl_tasks *ts, const char *id, const char *reason);
  * destroyed, then forget the record and its results. 0 or -ENOENT. */
 int sl_tasks_delete(struct sl_tasks *ts, const char *id);
 
-/* Result of a finished task in format fmt ("pprof", "folded", "svg",
+/* Result of a finished task in format fmt ("pprof", "folded", "svg", "html",
  * "json"; NULL = json). kaddrs_visible: whether this caller may see kernel
  * addresses (sl_kaddrs_visible(NULL, caller has CAP_SYSLOG), evaluated per
  * request); 0 gives the pprof rendered with kernel addresses zeroed (the

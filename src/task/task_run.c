@@ -206,7 +206,30 @@ static int store_profile(struct run *r, const struct sl_profile *p)
 	/* "pprof" with kernel addresses when root may see them now (read again
 	 * when served: sl_tasks_result), SL_TASK_PPROF_NOKADDRS without */
 	int kv = sl_kaddrs_visible(r->ts->cfg.sysctl_dir[0] ? r->ts->cfg.sysctl_dir : NULL, 1);
-	static const char *const fmts[] = {"pprof", SL_TASK_PPROF_NOKADDRS, "folded", "svg", "json"};
+	static const char *const fmts[] = {"pprof", SL_TASK_PPROF_NOKADDRS, "folded", "svg", "json", "html"};
+	/* the flame graphs' title: what was profiled, where, when */
+	char host[256] = "", cids[3 * SL_CONTAINER_ID_LEN] = "";
+	gethostname(host, sizeof(host) - 1);
+	if (r->set && r->set->container_id[0])
+		snprintf(cids, sizeof(cids), "%s%s", r->set->container_id,
+			 r->set->ncontainers > 1 ? " (and others of the pod)" : "");
+	else if (!r->set && r->pid_container[0])
+		snprintf(cids, sizeof(cids), "%s", r->pid_container);
+	char target[64] = "";
+	if (!r->set)
+		snprintf(target, sizeof(target), "%s %u", r->t->spec.target_kind == SL_TGT_TID ? "thread" : "process",
+			 r->t->spec.pid);
+	char title[128];
+	snprintf(title, sizeof(title), "%s profile%s%s", p->kind == SL_PROF_OFF_CPU ? "Off-CPU" : "On-CPU",
+		 target[0] ? " of " : "", target);
+	struct sl_flame_opts fo = {
+		.title = title,
+		.container = cids,
+		.pod = r->set && r->set->pod_uid[0] ? r->set->pod_uid : NULL,
+		.host = host,
+		.start_ns = p->start_ns,
+		.end_ns = p->start_ns + p->duration_ns,
+	};
 	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
 		char *buf = NULL;
 		size_t len = 0;
@@ -214,7 +237,8 @@ static int store_profile(struct run *r, const struct sl_profile *p)
 		if (!f)
 			return -ENOMEM;
 		int nok = !strcmp(fmts[i], SL_TASK_PPROF_NOKADDRS);
-		int rc = sl_profile_write(p, nok ? SL_FMT_PPROF : sl_prof_format_from_name(fmts[i]), nok ? 0 : kv, f);
+		int rc = sl_profile_write_opts(p, nok ? SL_FMT_PPROF : sl_prof_format_from_name(fmts[i]), nok ? 0 : kv,
+					       &fo, f);
 		if (fclose(f) && !rc)
 			rc = -EIO;
 		if (!rc && r->ts->store)
@@ -263,12 +287,12 @@ static json_t *profile_summary(const struct sl_profile *p, json_t *dropped)
 		json_object_del(top, best);
 	}
 	json_decref(top);
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:[ssss]}", "kind",
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:[sssss]}", "kind",
 			 p->kind == SL_PROF_ON_CPU ? "on_cpu" : "off_cpu", "total_count",
 			 (json_int_t)sl_profile_total_count(p), "total_ns", (json_int_t)sl_profile_total_ns(p),
 			 "stacks", (json_int_t)p->nsamples, "frames", (json_int_t)p->nframes, "top_user_leaves",
 			 arr, "by_container", ctr, "dropped", dropped ? dropped : json_object(), "formats", "pprof",
-			 "folded", "svg", "json");
+			 "folded", "svg", "json", "html");
 }
 
 static json_t *offcpu_split(const struct sl_profile *p)
