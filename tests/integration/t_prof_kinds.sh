@@ -19,7 +19,6 @@
 #    four threads mmap/munmap: mmap_lock (rwsem) waits on kind_mmap_churn.
 #  - every format renders; pprof sample types by `go tool pprof` when go is
 #    installed; bad fault_period -> 400.
-# sl-san: once
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/lib_prof.sh"
 sl_init
@@ -66,9 +65,9 @@ assert_eq "fault_period on futex" 400 "${r%% *}"
 UNIT_KIB=1024
 ROUNDS=16
 start mem $UNIT_KIB $ROUNDS
-V=$(task_create "{\"type\":\"profile_mem_virtual\",\"target\":{\"pid\":$PID},\"duration_s\":6}")
-F=$(task_create "{\"type\":\"profile_page_faults\",\"target\":{\"pid\":$PID},\"duration_s\":6}")
-S=$(task_create "{\"type\":\"profile_resident\",\"target\":{\"pid\":$PID},\"duration_s\":6}")
+V=$(task_create "{\"type\":\"profile_mem_virtual\",\"target\":{\"pid\":$PID},\"duration_s\":4}")
+F=$(task_create "{\"type\":\"profile_page_faults\",\"target\":{\"pid\":$PID},\"duration_s\":4}")
+S=$(task_create "{\"type\":\"profile_resident\",\"target\":{\"pid\":$PID},\"duration_s\":4}")
 task_wait_running "$V"
 task_wait_running "$F"
 task_wait_running "$S"
@@ -192,7 +191,7 @@ esac
 if [ "$(cap profile_lock_kernel)" != true ]; then
 	note "SKIP part: profile_lock_kernel unsupported: $(why profile_lock_kernel)"
 else
-	start kmmap 3
+	start kmmap 2
 	K=$(task_create "{\"type\":\"profile_lock_kernel\",\"target\":{\"pid\":$PID},\"duration_s\":4}")
 	task_wait_running "$K"
 	kill -USR1 "$PID"
