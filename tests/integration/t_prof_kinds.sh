@@ -167,16 +167,22 @@ assert_eq "futex waits" "$WAITS" "$cnt"
 awk -v a="$us" -v b="$((WNS / 1000))" 'BEGIN { exit !(a >= b * 0.85 && a <= b * 1.01) }' ||
 	fail "futex delay $us us not within [85%, 101%] of the program's $((WNS / 1000)) us"
 
-# ---- pthread mutex: the contended call path ----
+# ---- pthread mutex: the contended call path, through the CLI ----
 start mutex 300
-X=$(task_create "{\"type\":\"profile_futex\",\"target\":{\"pid\":$PID},\"duration_s\":4}")
-task_wait_running "$X"
+sl_cli profile --pid "$PID" --type futex --duration 3s -o "$O/m.folded" >"$O/cli.txt" 2>&1 &
+CLI=$!
+n=0
+until [ "$(sl_cli tasks --json 2>/dev/null | jq -r 'select(.type == "profile_futex" and .status == "running") | .id' | head -1)" ]; do
+	[ $n -lt 100 ] || fail "the CLI's futex task did not start: $(cat "$O/cli.txt")"
+	sleep 0.1
+	n=$((n + 1))
+done
 kill -USR1 "$PID"
 finish
 note "program: $M"
-R=$(task_wait "$X" 30)
-assert_eq "mutex status" done "$(printf '%s' "$R" | jq -r .status)"
-task_result "$X" folded "$O/m.folded"
+wait $CLI || fail "sandlens profile --type futex: $(cat "$O/cli.txt")"
+cat "$O/cli.txt"
+grep -q 'futex profile' "$O/cli.txt" || fail "CLI summary: $(cat "$O/cli.txt")"
 # the workers' top stack (the main thread waits in pthread_join meanwhile)
 top=$(grep start_thread "$O/m.folded" | sort -k2 -n -r -t' ' | awk '{ $NF = ""; print }' | head -1)
 note "top futex stack of the workers: $top"
