@@ -246,11 +246,14 @@ int sl_kaddrs_visible(const char *sysctl_dir, int caller_cap_syslog);
  * (write error), -ENOMEM. */
 int sl_profile_write(const struct sl_profile *p, int fmt, int kaddrs_visible, FILE *out);
 
-/* pprof: gzip'd profile.proto. sample_type = [samples/count,
- * cpu/nanoseconds] (on-CPU) or [samples/count, off_cpu/nanoseconds]
- * (off-CPU); period_type cpu/nanoseconds with period = period_ns (on-CPU).
- * Functions, locations and mappings are deduplicated; labels: pid, tid,
- * comm, container_id, off_cpu_state. kaddrs_visible 0: kernel locations
+/* pprof: gzip'd profile.proto. sample_type, default_sample_type,
+ * period_type (period = period_ns) and the state label come from the kind's
+ * entry of the kinds table (prof_kinds.h): e.g. [samples/count,
+ * cpu/nanoseconds] (on-CPU), [samples/count, off_cpu/nanoseconds]
+ * (off-CPU), [alloc_objects/count, alloc_space/bytes, inuse_objects/count,
+ * inuse_space/bytes] (mem_virtual), [contentions/count, delay/nanoseconds]
+ * (lock kinds). Functions, locations and mappings are deduplicated;
+ * labels: pid, tid, comm, container_id, the kind's state label. kaddrs_visible 0: kernel locations
  * get address 0 (and the kernel mapping [0, 1)), so no kernel address is in
  * the output; 1: the kernel addresses (sl_kaddrs_visible decides).
  * Returns 0 / -EIO / -ENOMEM. */
@@ -264,7 +267,7 @@ int sl_profile_write_pprof(const struct sl_profile *p, int kaddrs_visible, FILE 
 int sl_profile_write_folded(const struct sl_profile *p, int value, FILE *out);
 
 struct sl_flame_opts {
-	const char *title;  /* default "On-CPU profile" / "Off-CPU profile" */
+	const char *title;  /* default: the kind's title (prof_kinds.h) */
 	int value;          /* enum sl_prof_value, default SL_VALUE_DEFAULT */
 	int width;          /* px, default 1200 */
 	int top_n;          /* rows of the hottest-symbols table, default 20 */
