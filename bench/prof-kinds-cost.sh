@@ -4,7 +4,7 @@
 # item 3): for each task type, a process target runs a known workload
 # (tests/helpers/sl-kindprog) while the task runs; with
 # kernel.bpf_stats_enabled=1 the run_time_ns / run_cnt of each of the
-# task's programs (bpftool prog show, programs held by the agent) is read
+# task's programs (bpftool prog show, by program name) is read
 # just before the task ends. run_cnt counts every hit on the host (the
 # hooks are global; the filter is the program's first work), "matched"
 # the hits of the target (task progress). Repeats: REPEATS runs per type,
@@ -54,8 +54,9 @@ one() {
 	js=$(bpftool prog show --json)
 	local p cnt ns
 	for p in $progs; do
-		read -r cnt ns < <(printf '%s' "$js" | jq -r --arg n "$p" --argjson a "$SL_AGENT_PID" \
-			'[.[] | select(.name == $n and ((.pids // []) | map(.pid) | index($a)))] |
+		# by name (bpftool here lists no pids): only this branch's task objects have these names
+		read -r cnt ns < <(printf '%s' "$js" | jq -r --arg n "$p" \
+			'[.[] | select(.name == $n)] |
 			 "\(map(.run_cnt // 0) | add // 0) \(map(.run_time_ns // 0) | add // 0)"')
 		echo "$type$extra $p $cnt $ns" >>"$OUT"
 	done
@@ -75,11 +76,22 @@ done
 sl_agent_stop >/dev/null
 
 # median / min / max of ns per run for each (type, prog)
-table=$(awk '$2 != "progress" && $3 > 0 { k = $1 " " $2; v[k] = v[k] " " ($4 / $3); c[k] = c[k] " " $3 }
-	$2 == "progress" { ev[$1] = ev[$1] " " $3; m[$1] = m[$1] " " $4 }
-	END { for (k in v) { n = split(v[k], a, " "); asort(a); split(c[k], cc, " "); split(k, kk, " ");
-		split(ev[kk[1]], e, " "); split(m[kk[1]], mm, " ");
-		printf "| `%s` | `%s` | %.0f | %.0f-%.0f | %d | %d of %d |\n", kk[1], kk[2], a[int((n + 1) / 2)], a[1], a[n], cc[1], mm[1], e[1] } }' "$OUT" | sort)
+[ -n "${SL_BENCH_RAW:-}" ] && cp "$OUT" "$SL_BENCH_RAW"
+table=$(python3 - "$OUT" <<'PY'
+import sys, statistics
+runs, prog = {}, {}
+for line in open(sys.argv[1]):
+    t, p, a, b = line.split()
+    if p == "progress":
+        prog.setdefault(t, (int(a), int(b)))
+    elif int(a) > 0:
+        runs.setdefault((t, p), []).append((int(b) / int(a), int(a)))
+for (t, p), v in sorted(runs.items()):
+    ns = sorted(x[0] for x in v)
+    ev, m = prog.get(t, (0, 0))
+    print("| `%s` | `%s` | %.0f | %.0f-%.0f | %d | %d of %d |" % (t, p, statistics.median(ns), ns[0], ns[-1], v[0][1], m, ev))
+PY
+)
 {
 	echo "### Memory and lock profile hooks: kernel ns per event"
 	echo
