@@ -84,4 +84,71 @@ enum sl_sce_stat { /* per-CPU counters of `sce_stats` */
 	SL_SCE_MAX,
 };
 
+/* ---- Memory and lock profiles (bpf/memprof.bpf.c, bpf/lockprof.bpf.c;
+ * docs/TASKS.md "Memory profiles", "Lock profiles"). Key: struct
+ * sl_prof_key, whose `state` is the kind's sub-event below. Value: */
+struct sl_kprof_val {
+	__u64 count;    /* events counted (see the kind: allocations, samples, flushes, waits) */
+	__u64 value;    /* bytes (memory kinds) or ns (lock kinds) */
+	__u64 extra0;   /* mem_virtual: live mappings; page_faults: faults (samples x period);
+			 * resident: bytes released */
+	__u64 extra1;   /* mem_virtual: live bytes */
+	__u64 cgroup_id;
+	__u64 cgroup_v1_id;
+	__u32 tid;
+	__u32 pad;
+	char comm[SL_TASK_COMM_LEN];
+};
+
+/* state of a mem_virtual key */
+enum sl_memv_state {
+	SL_MEMV_MMAP_ANON = 0, /* mmap(MAP_ANONYMOUS) */
+	SL_MEMV_MMAP_FILE = 1, /* mmap of a file */
+	SL_MEMV_BRK = 2,       /* brk growth */
+};
+
+/* state of a page_faults key: the access that faulted (x86 error_code,
+ * arch/x86/include/asm/trap_pf.h X86_PF_WRITE / X86_PF_INSTR) */
+enum sl_pf_state {
+	SL_PF_READ = 0,
+	SL_PF_WRITE = 1,
+	SL_PF_EXEC = 2,
+};
+
+/* state of a resident key = the rss_stat member (enum in
+ * include/linux/mm_types_task.h: MM_FILEPAGES 0, MM_ANONPAGES 1,
+ * MM_SWAPENTS 2 (not resident: not counted), MM_SHMEMPAGES 3). */
+
+/* state of a lock_kernel key = the contention_begin flags
+ * (include/trace/events/lock.h LCB_F_*). */
+#define SL_LCB_F_SPIN (1U << 0)
+#define SL_LCB_F_READ (1U << 1)
+#define SL_LCB_F_WRITE (1U << 2)
+#define SL_LCB_F_RT (1U << 3)
+#define SL_LCB_F_PERCPU (1U << 4)
+#define SL_LCB_F_MUTEX (1U << 5)
+
+/* state of a futex key = op & FUTEX_CMD_MASK (include/uapi/linux/futex.h):
+ * FUTEX_WAIT 0, FUTEX_LOCK_PI 6, FUTEX_WAIT_BITSET 9,
+ * FUTEX_WAIT_REQUEUE_PI 11, FUTEX_LOCK_PI2 13 are the ops that wait. */
+
+/* Per-CPU counters of `kprof_stats`; the first five have the indexes of
+ * enum sl_prof_stat (the progress report reads EVENTS and MATCHED). */
+enum sl_kprof_stat {
+	SL_KST_EVENTS = 0,     /* hook calls seen on the host */
+	SL_KST_MATCHED,        /* events of a filtered-in task (before sampling) */
+	SL_KST_USTACK_LOST,
+	SL_KST_KSTACK_LOST,
+	SL_KST_COUNTS_FULL,    /* kprof_counts full: event lost */
+	SL_KST_PENDING_FULL,   /* in-flight table full (syscall/wait begin lost) */
+	SL_KST_FREE_UNMATCHED, /* munmap of no mapping seen by this task (not netted) */
+	SL_KST_FREE_BYTES_UNMATCHED,
+	SL_KST_LIVE_FULL,      /* live-mapping table full: the mapping is never netted */
+	SL_KST_BRK_SHRINK_BYTES, /* brk shrinkage (not attributed) */
+	SL_KST_NOT_CURRENT,    /* rss_stat of an mm not current's (reclaim, exit, remote) */
+	SL_KST_FIRST_SEEN,     /* rss_stat: first event of an (mm, member): baseline only */
+	SL_KST_NESTED,         /* contention_begin while one is in flight (IRQ): ignored */
+	SL_KST_MAX,
+};
+
 #endif

@@ -47,6 +47,8 @@ static const struct cli_opt profile_opts[] = {
 	{"hz", 0, "N", "on-CPU sampling frequency (default: the agent's)"},
 	{"off-cpu", 0, NULL, "off-CPU profile: where the target blocked or waited for a CPU"},
 	{"min-off-cpu-us", 0, "N", "with --off-cpu: ignore off-CPU parts shorter than N us"},
+	{"type", 0, "KIND", "on_cpu (default), off_cpu, mem_virtual, page_faults, resident, lock_kernel or futex"},
+	{"fault-period", 0, "N", "with --type page_faults: sample every N-th fault per CPU (default 16)"},
 	{"output", 'o', "FILE", "write the profile to FILE (its extension picks the format: .svg .pb.gz "
 				".folded .json) or to standard output with '-' (folded)"},
 	{NULL, 0, NULL, NULL},
@@ -91,11 +93,14 @@ const struct cli_command cli_commands[] = {
 	 "drops (total and the top reason), its network namespace's device drops/errors and TCP queue "
 	 "counters; then NET_RX/NET_TX softirq latency per CPU (docs/NET.md).",
 	 json_only_opts, 0, 0, NULL, cli_cmd_net},
-	{"profile", "on-/off-CPU profile of a container, pod or process to a file",
+	{"profile", "CPU, off-CPU, memory or lock profile of a container, pod or process to a file",
 	 "(--container ID | --pod UID | --pid N | --tid N) [--duration D] [--hz N] [--off-cpu "
-	 "[--min-off-cpu-us N]] -o FILE",
+	 "[--min-off-cpu-us N]] [--type KIND [--fault-period N]] -o FILE",
 	 "Starts a profile task (admin only), shows its progress on a terminal, then writes the "
-	 "result. The file is created mode 0600 without following a planted symlink.",
+	 "result. The file is created mode 0600 without following a planted symlink. --type picks "
+	 "the kind: on_cpu, off_cpu, mem_virtual (mmap/brk bytes), page_faults (sampled user page "
+	 "faults, bytes), resident (resident memory growth), lock_kernel (kernel lock waits), futex "
+	 "(user-space lock waits); docs/TASKS.md.",
 	 profile_opts, 0, 0, NULL, cli_cmd_profile},
 	{"tasks", "on-demand tasks: list, show ID, stop ID", "[list | show ID | stop ID] [--json]", NULL,
 	 json_only_opts, 0, 2, tasks_words, cli_cmd_tasks},

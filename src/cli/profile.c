@@ -25,8 +25,7 @@ static void progress(json_t *rec, void *ctx)
 			json_number_value(json_object_get(p, "elapsed_s")),
 			json_number_value(json_object_get(rec, "duration_s")),
 			(long long)json_integer_value(json_object_get(p, "matched")),
-			strcmp(cli_esc(json_string_value(json_object_get(rec, "type"))), "profile_on_cpu") ? "switches"
-													   : "samples");
+			"events");
 }
 
 /* Mode of the file `sandlens profile -o` writes (docs/CLI.md): a profile
@@ -122,6 +121,8 @@ int cli_profile_main(struct cli_conn *c, const struct cli_run *cr, volatile sig_
 	uint64_t ns = 10000000000ull;
 	long hz = 0, min_us = -1;
 	int off = cli_flag(cr, "off-cpu");
+	const char *kind = off ? "off_cpu" : "on_cpu";
+	long fault_period = 0;
 
 #define USAGE(...) do { fprintf(stderr, "sandlens: profile: " __VA_ARGS__); fputc('\n', stderr); \
 		json_decref(body); return CLI_USAGE; } while (0)
@@ -144,6 +145,32 @@ int cli_profile_main(struct cli_conn *c, const struct cli_run *cr, volatile sig_
 		if (!*v || *end || min_us < 0)
 			USAGE("--min-off-cpu-us: '%s' is not a number of microseconds", v);
 	}
+	if ((v = cli_opt(cr, "type"))) {
+		static const char *const kinds[] = {"on_cpu", "off_cpu", "mem_virtual", "page_faults",
+						    "resident", "lock_kernel", "futex", NULL};
+		char k[32];
+		snprintf(k, sizeof(k), "%s", v);
+		for (char *q = k; *q; q++)
+			if (*q == '-')
+				*q = '_';
+		kind = NULL;
+		for (int i = 0; kinds[i]; i++)
+			if (!strcmp(k, kinds[i]))
+				kind = kinds[i];
+		if (!kind)
+			USAGE("--type: '%s' is not one of on_cpu, off_cpu, mem_virtual, page_faults, resident, lock_kernel, futex", v);
+		if (off && strcmp(kind, "off_cpu"))
+			USAGE("--off-cpu and --type %s contradict each other", kind);
+		off = !strcmp(kind, "off_cpu");
+	}
+	if ((v = cli_opt(cr, "fault-period"))) {
+		char *end;
+		fault_period = strtol(v, &end, 10);
+		if (!*v || *end || fault_period <= 0)
+			USAGE("--fault-period: '%s' is not a positive number of faults", v);
+		if (strcmp(kind, "page_faults"))
+			USAGE("--fault-period is for --type page_faults");
+	}
 	if (!t)
 		USAGE("give a target: --container ID, --pod UID, --pid N or --tid N");
 	if (!out)
@@ -152,12 +179,16 @@ int cli_profile_main(struct cli_conn *c, const struct cli_run *cr, volatile sig_
 	int fmt = sl_prof_format_from_path(to_stdout ? STDOUT_FORMAT_PATH : out);
 	if (fmt < 0)
 		USAGE("cannot tell the format of '%s' from its extension (.svg, .html, .pb.gz, .folded, .json)", out);
-	if (hz && off)
-		USAGE("--hz is for on-CPU profiles (without --off-cpu)");
+	if (hz && strcmp(kind, "on_cpu"))
+		USAGE("--hz is for on-CPU profiles (without --off-cpu or --type)");
 	if (min_us >= 0 && !off)
 		USAGE("--min-off-cpu-us needs --off-cpu");
 #undef USAGE
-	json_object_set_new(body, "type", json_string(off ? "profile_off_cpu" : "profile_on_cpu"));
+	char type[48];
+	snprintf(type, sizeof(type), "profile_%s", kind);
+	json_object_set_new(body, "type", json_string(type));
+	if (fault_period)
+		json_object_set_new(body, "fault_period", json_integer(fault_period));
 	json_object_set_new(body, "duration_s", json_real((double)ns / 1e9));
 	if (hz)
 		json_object_set_new(body, "hz", json_integer(hz));
@@ -196,8 +227,26 @@ int cli_profile_main(struct cli_conn *c, const struct cli_run *cr, volatile sig_
 	long long total = (long long)json_integer_value(json_object_get(res, "total_count"));
 	/* the summary goes to stderr when the profile itself is on stdout */
 	FILE *so = to_stdout ? stderr : stdout;
-	fprintf(so, "wrote %s (%s, %zu bytes): task %s, %lld %s, %.3f s", to_stdout ? "standard output" : out, sl_prof_format_name(fmt), r.len, cli_esc(id), total,
-	       off ? "off-CPU intervals" : "samples", (double)json_integer_value(json_object_get(res, "total_ns")) / 1e9);
+	json_t *tv = json_object_get(res, "total_value"); /* memory and lock kinds */
+	if (tv) {
+		const char *unit = json_string_value(json_object_get(res, "unit"));
+		double val = (double)json_integer_value(tv);
+		int ns = unit && !strcmp(unit, "nanoseconds");
+		fprintf(so, "wrote %s (%s, %zu bytes): task %s, %s profile, %lld events, %.3f %s",
+			to_stdout ? "standard output" : out, sl_prof_format_name(fmt), r.len, cli_esc(id), kind, total,
+			ns ? val / 1e9 : val / 1048576.0, ns ? "s waited" : "MiB");
+		json_t *tb = json_array_get(json_object_get(res, "top_user_leaves_by_value"), 0);
+		if (tb && val > 0) {
+			fprintf(so, ", top: ");
+			cli_put_safe(so, json_string_value(json_object_get(tb, "function")) ?: "?");
+			fprintf(so, " (%.0f%%)", 100.0 * (double)json_integer_value(json_object_get(tb, "value")) / val);
+		}
+		top = NULL;
+	} else {
+		fprintf(so, "wrote %s (%s, %zu bytes): task %s, %lld %s, %.3f s", to_stdout ? "standard output" : out,
+			sl_prof_format_name(fmt), r.len, cli_esc(id), total, off ? "off-CPU intervals" : "samples",
+			(double)json_integer_value(json_object_get(res, "total_ns")) / 1e9);
+	}
 	if (top && total > 0) {
 		fprintf(so, ", hottest: ");
 		cli_put_safe(so, json_string_value(json_object_get(top, "function")) ?: "?");

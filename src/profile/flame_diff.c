@@ -3,6 +3,7 @@
  * with flamegraph.pl's red/blue colouring. The HTML form is in
  * flame_html.c. */
 #include "profile/profile_internal.h"
+#include "profile/prof_kinds.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -121,9 +122,8 @@ static int write_svg(const struct sl_profile *base, const struct sl_profile *cur
 	int width = o && o->width > 200 ? o->width : 1200;
 	int top_n = o && o->top_n > 0 ? o->top_n : 20;
 	double minw = o && o->min_width_px > 0 ? o->min_width_px : 0.1;
-	const char *title = o && o->title ? o->title
-					  : (cur->kind == SL_PROF_OFF_CPU ? "Off-CPU differential profile"
-									  : "On-CPU differential profile");
+	char dbuf[160];
+	const char *title = o && o->title ? o->title : sl_flame_diff_title(cur->kind, dbuf, sizeof(dbuf));
 	const char *unit = sl_prof_value_unit(t->mode);
 	struct sl_hot_diff *hot = NULL;
 	int nh = sl_prof_hot_diff(base, cur, o ? o->value : SL_VALUE_DEFAULT, t->scale, (size_t)top_n, &hot);

@@ -4,6 +4,7 @@
  * script and style (flame_page.js/.css, embedded with their CSP hashes). */
 #include "profile/profile_internal.h"
 #include "profile/flame_page.h"
+#include "profile/prof_kinds.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -121,13 +122,13 @@ static json_t *meta_json(const struct sl_profile *p, const struct sl_flame_opts 
 
 static json_t *payload_head(const struct sl_profile *p, const struct sl_flame_opts *o, int mode, int diff)
 {
-	const char *title = o && o->title ? o->title
-		: diff ? (p->kind == SL_PROF_OFF_CPU ? "Off-CPU differential profile" : "On-CPU differential profile")
-		       : (p->kind == SL_PROF_OFF_CPU ? "Off-CPU profile" : "On-CPU profile");
+	const struct sl_prof_kind_info *ki = sl_prof_kind_info(p->kind);
+	char dbuf[160];
+	const char *title = o && o->title ? o->title : diff ? sl_flame_diff_title(p->kind, dbuf, sizeof(dbuf)) : ki->title;
 	json_t *d = json_object();
 	if (!d || set(d, "version", json_integer(1)) || set(d, "diff", json_boolean(diff)) ||
 	    set(d, "title", jstr(title)) ||
-	    set(d, "kind", json_string(p->kind == SL_PROF_OFF_CPU ? "off_cpu" : "on_cpu")) ||
+	    set(d, "kind", json_string(ki->name)) ||
 	    set(d, "unit", json_string(sl_prof_value_unit(mode))) ||
 	    set(d, "sample_type", jstr(sl_flame_sample_type(p, o, mode))) || set(d, "meta", meta_json(p, o, 1))) {
 		json_decref(d);

@@ -1,22 +1,41 @@
 /* Title metadata of the flame graphs (SVG subtitle, HTML header): which
  * container, pod and host, which time range, which sample type. */
 #include "profile/profile_internal.h"
+#include "profile/prof_kinds.h"
 
 #include "common/timefmt.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+
+const char *sl_flame_diff_title(int kind, char *buf, size_t len)
+{
+	if (kind == SL_PROF_ON_CPU || kind == SL_PROF_OFF_CPU)
+		return kind == SL_PROF_OFF_CPU ? "Off-CPU differential profile" : "On-CPU differential profile";
+	snprintf(buf, len, "%s (differential)", sl_prof_kind_info(kind)->title);
+	return buf;
+}
 
 const char *sl_flame_sample_type(const struct sl_profile *p, const struct sl_flame_opts *o, int mode)
 {
 	if (o && o->sample_type && o->sample_type[0])
 		return o->sample_type;
-	int off = p->kind == SL_PROF_OFF_CPU;
-	switch (mode) {
-	case SL_VALUE_NS: return off ? "off-CPU time, ns" : "on-CPU time, ns";
-	case SL_VALUE_US: return off ? "off-CPU time, us" : "on-CPU time, us";
-	default: return off ? "off-CPU switch-outs" : "cpu samples";
+	if (p->kind == SL_PROF_ON_CPU || p->kind == SL_PROF_OFF_CPU) {
+		int off = p->kind == SL_PROF_OFF_CPU;
+		switch (mode) {
+		case SL_VALUE_NS: return off ? "off-CPU time, ns" : "on-CPU time, ns";
+		case SL_VALUE_US: return off ? "off-CPU time, us" : "on-CPU time, us";
+		default: return off ? "off-CPU switch-outs" : "cpu samples";
+		}
 	}
+	/* the other kinds: "<what the value is>, <unit>" from the kind's
+	 * table entry ("bytes mapped, bytes", "contentions, samples") */
+	static __thread char buf[96];
+	const struct sl_prof_kind_info *ki = sl_prof_kind_info(p->kind);
+	snprintf(buf, sizeof(buf), "%s, %s", mode == SL_VALUE_COUNT ? ki->count_text : ki->value_text,
+		 sl_prof_value_unit(mode));
+	return buf;
 }
 
 char sl_flame_kind(const struct sl_frame *f)

@@ -4,6 +4,7 @@
  * text, and below it a table of the hottest symbols by self and total
  * value. Self-contained: no script, no external font or stylesheet. */
 #include "profile/profile_internal.h"
+#include "profile/prof_kinds.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -126,8 +127,7 @@ int sl_profile_write_svg(const struct sl_profile *p, const struct sl_flame_opts 
 	int width = o && o->width > 200 ? o->width : 1200;
 	int top_n = o && o->top_n > 0 ? o->top_n : 20;
 	double minw = o && o->min_width_px > 0 ? o->min_width_px : 0.1;
-	const char *title = o && o->title ? o->title
-					  : (p->kind == SL_PROF_OFF_CPU ? "Off-CPU profile" : "On-CPU profile");
+	const char *title = o && o->title ? o->title : sl_prof_kind_info(p->kind)->title;
 	int mode = sl_prof_value_mode(p, value);
 	const char *unit = sl_prof_value_unit(mode);
 	struct sl_tnode *root = sl_tree_build(p, value);
@@ -159,7 +159,7 @@ int sl_profile_write_svg(const struct sl_profile *p, const struct sl_flame_opts 
 	fprintf(out, "<text class=\"s\" x=\"%d\" y=\"44\">total %" PRIu64 " %s; %" PRIu64
 		     " samples; %zu stacks; duration %.3f s; width = %s</text>\n",
 		PAD, root->total, unit, sl_profile_total_count(p), p->nsamples, (double)p->duration_ns / 1e9,
-		mode == SL_VALUE_COUNT ? "sample count" : "time off CPU");
+		sl_prof_width_text(p->kind, mode));
 	if (graph_top > 60) { /* container, pod, host, time range, sample type */
 		fprintf(out, "<text class=\"s\" x=\"%d\" y=\"60\">", PAD);
 		sl_xml_esc(meta, sizeof(meta), out);

@@ -10,6 +10,7 @@
  * has_functions set: unresolved frames carry a "module+0xoffset" function,
  * so readers never try to re-symbolize. */
 #include "profile/profile_internal.h"
+#include "profile/prof_kinds.h"
 #include "profile/profile.pb-c.h"
 
 #include <errno.h>
@@ -155,10 +156,11 @@ int sl_profile_write_pprof(const struct sl_profile *p, int kaddrs_visible, FILE 
 {
 	struct builder b = { 0 };
 	PProfile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
-	PValueType vt[2] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT, PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
+	/* sample types, units, labels: the kind's table entry (prof_kinds.c) */
+	const struct sl_prof_kind_info *ki = sl_prof_kind_info(p->kind);
+	const size_t nv = ki->ntypes;
+	PValueType vt[SL_PROF_MAX_TYPES], *vtp[SL_PROF_MAX_TYPES];
 	PValueType period = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-	PValueType *vtp[2] = { &vt[0], &vt[1] };
-	int off = p->kind == SL_PROF_OFF_CPU;
 	int rc = -ENOMEM;
 
 	size_t nf = p->nframes, ns = p->nsamples;
@@ -175,7 +177,7 @@ int sl_profile_write_pprof(const struct sl_profile *p, int kaddrs_visible, FILE 
 	PSample **smpp = calloc(ns + 1, sizeof(*smpp));
 	PLabel *labels = calloc(5 * ns + 1, sizeof(*labels));
 	PLabel **labelp = calloc(5 * ns + 1, sizeof(*labelp));
-	int64_t *values = calloc(2 * ns + 1, sizeof(*values));
+	int64_t *values = calloc(nv * ns + 1, sizeof(*values));
 	size_t nlocids = 0;
 	for (size_t i = 0; i < ns; i++)
 		nlocids += p->samples[i].nframes;
@@ -186,19 +188,21 @@ int sl_profile_write_pprof(const struct sl_profile *p, int kaddrs_visible, FILE 
 		goto out;
 
 	str_idx(&b, "");
-	vt[0].type = str_idx(&b, "samples");
-	vt[0].unit = str_idx(&b, "count");
-	vt[1].type = str_idx(&b, off ? "off_cpu" : "cpu");
-	vt[1].unit = str_idx(&b, "nanoseconds");
-	period.type = vt[1].type;
-	period.unit = vt[1].unit;
-	prof.n_sample_type = 2;
+	for (size_t i = 0; i < nv; i++) {
+		perftools__profiles__value_type__init(&vt[i]);
+		vt[i].type = str_idx(&b, ki->types[i].type);
+		vt[i].unit = str_idx(&b, ki->types[i].unit);
+		vtp[i] = &vt[i];
+	}
+	period.type = vt[ki->period_type].type;
+	period.unit = vt[ki->period_type].unit;
+	prof.n_sample_type = nv;
 	prof.sample_type = vtp;
 	prof.period_type = &period;
-	prof.period = (int64_t)(off ? 0 : p->period_ns);
+	prof.period = (int64_t)p->period_ns;
 	prof.time_nanos = (int64_t)p->start_ns;
 	prof.duration_nanos = (int64_t)p->duration_ns;
-	prof.default_sample_type = vt[1].type;
+	prof.default_sample_type = vt[ki->default_type].type;
 
 	/* Mappings, functions, locations: only frames samples use. */
 	size_t nmap = 0, nfunc = 0, nloc = 0;
@@ -280,7 +284,7 @@ int sl_profile_write_pprof(const struct sl_profile *p, int kaddrs_visible, FILE 
 	prof.function = funcp;
 
 	int64_t k_pid = str_idx(&b, "pid"), k_tid = str_idx(&b, "tid"), k_comm = str_idx(&b, "comm");
-	int64_t k_cid = str_idx(&b, "container_id"), k_st = str_idx(&b, "off_cpu_state");
+	int64_t k_cid = str_idx(&b, "container_id"), k_st = str_idx(&b, ki->state_label);
 	size_t nl = 0, li = 0;
 	for (size_t si = 0; si < ns; si++) {
 		const struct sl_sample *s = &p->samples[si];
@@ -291,10 +295,10 @@ int sl_profile_write_pprof(const struct sl_profile *p, int kaddrs_visible, FILE 
 		for (uint32_t k = 0; k < s->nframes; k++) /* pprof: leaf first */
 			locids[li + k] = s->frames[s->nframes - 1 - k] < nf ? loc_of_frame[s->frames[s->nframes - 1 - k]] : 0;
 		li += s->nframes;
-		S->n_value = 2;
-		S->value = &values[2 * si];
-		values[2 * si] = (int64_t)s->count;
-		values[2 * si + 1] = (int64_t)s->value_ns;
+		S->n_value = nv;
+		S->value = &values[nv * si];
+		for (size_t i = 0; i < nv; i++)
+			values[nv * si + i] = (int64_t)sl_prof_field_of(s, ki->types[i].field);
 		size_t l0 = nl;
 		perftools__profiles__label__init(&labels[nl]);
 		labels[nl].key = k_pid;
@@ -320,10 +324,10 @@ int sl_profile_write_pprof(const struct sl_profile *p, int kaddrs_visible, FILE 
 			labelp[nl] = &labels[nl];
 			nl++;
 		}
-		if (off) {
+		if (ki->state_label) {
 			perftools__profiles__label__init(&labels[nl]);
 			labels[nl].key = k_st;
-			labels[nl].str = str_idx(&b, s->off_cpu_state == SL_OFFCPU_RUNQUEUE ? "runqueue" : "blocked");
+			labels[nl].str = str_idx(&b, sl_prof_state_name(p->kind, (uint32_t)s->off_cpu_state));
 			labelp[nl] = &labels[nl];
 			nl++;
 		}

@@ -29,9 +29,17 @@
 #define SL_PROF_ID_LEN 80          /* = SL_CONTAINER_ID_LEN (src/cgroup/attr.h) */
 #define SL_PROF_MAX_DEPTH 127      /* PERF_MAX_STACK_DEPTH, include/uapi/linux/perf_event.h */
 
+/* What a profile measures. The sample types, units and state names of each
+ * kind are in ONE table: src/profile/prof_kinds.c (prof_kinds.h). */
 enum sl_prof_kind {
-	SL_PROF_ON_CPU = 0,  /* values: samples/count, cpu/nanoseconds */
-	SL_PROF_OFF_CPU = 1, /* values: samples/count (switch-outs), off_cpu/nanoseconds */
+	SL_PROF_ON_CPU = 0,      /* values: samples/count, cpu/nanoseconds */
+	SL_PROF_OFF_CPU = 1,     /* values: samples/count (switch-outs), off_cpu/nanoseconds */
+	SL_PROF_MEM_VIRTUAL = 2, /* mmap/brk: alloc_objects, alloc_space (bytes), inuse_objects, inuse_space */
+	SL_PROF_PAGE_FAULTS = 3, /* user page faults (sampled): samples, page_faults, page_fault_bytes */
+	SL_PROF_RESIDENT = 4,    /* kmem:rss_stat: samples (flushes), resident_growth, resident_release (bytes) */
+	SL_PROF_LOCK_KERNEL = 5, /* lock:contention_*: contentions/count, delay/nanoseconds */
+	SL_PROF_FUTEX = 6,       /* futex waits: contentions/count, delay/nanoseconds */
+	SL_PROF_NKINDS
 };
 
 /* Why a task was off CPU (SCHED-4), decided at sched_switch from prev's
@@ -59,9 +67,12 @@ struct sl_raw_stack {
 	uint32_t n_user;
 	const uint64_t *kernel_ips;        /* n_kernel entries; may be NULL when n_kernel == 0 */
 	uint32_t n_kernel;
-	uint64_t count;                    /* samples (on-CPU) or switch-outs (off-CPU) */
-	uint64_t value_ns;                 /* on-CPU: count * period_ns; off-CPU: total time off CPU */
-	int off_cpu_state;                 /* enum sl_off_cpu_state */
+	uint64_t count;                    /* samples (on-CPU) or switch-outs (off-CPU); other kinds: prof_kinds.c */
+	uint64_t value_ns;                 /* on-CPU: count * period_ns; off-CPU: total time off CPU;
+					    * memory kinds: bytes; lock kinds: ns waited */
+	uint64_t extra[2];                 /* kind-specific numbers (prof_kinds.c), 0 for on/off-CPU */
+	int off_cpu_state;                 /* enum sl_off_cpu_state; other kinds: the kind's state
+					    * (sl_prof_state_name) */
 	uint32_t flags;                    /* SL_RAW_* */
 	char container_id[SL_PROF_ID_LEN]; /* "" for host / unknown */
 };
@@ -72,7 +83,8 @@ struct sl_raw_profile {
 	int kind;             /* enum sl_prof_kind */
 	uint64_t start_ns;    /* wall clock (CLOCK_REALTIME), ns since the Unix epoch */
 	uint64_t duration_ns; /* how long the sampler ran */
-	uint64_t period_ns;   /* on-CPU sampling period (1e9 / hz); 0 for off-CPU */
+	uint64_t period_ns;   /* on-CPU sampling period (1e9 / hz); 0 for off-CPU; other kinds: the
+			       * period in the unit of the kind's period type (page faults: N) */
 	size_t n_stacks;
 	struct sl_raw_stack *stacks; /* owned; ip arrays owned too */
 	size_t cap_;                 /* internal */
@@ -120,11 +132,12 @@ struct sl_sample {
 	uint32_t tid;
 	char comm[SL_PROF_COMM_LEN];
 	char container_id[SL_PROF_ID_LEN];
-	int off_cpu_state;   /* enum sl_off_cpu_state */
+	int off_cpu_state;   /* enum sl_off_cpu_state; other kinds: the kind's state (prof_kinds.h) */
 	uint32_t nframes;
 	uint32_t *frames;    /* owned by the profile */
 	uint64_t count;
-	uint64_t value_ns;
+	uint64_t value_ns;   /* the kind's value: ns (time kinds) or bytes (memory kinds) */
+	uint64_t extra[2];   /* kind-specific (prof_kinds.c) */
 };
 
 struct sl_profile {
@@ -205,10 +218,11 @@ void sl_symbolizer_stats(struct sl_symbolizer *s, struct sl_sym_stats *out);
 
 /* Which number the folded writer and the flame graph use. */
 enum sl_prof_value {
-	SL_VALUE_DEFAULT = 0, /* on-CPU: count; off-CPU: microseconds */
+	SL_VALUE_DEFAULT = 0, /* per kind (prof_kinds.c): on-CPU count; off-CPU, locks microseconds; memory bytes */
 	SL_VALUE_COUNT = 1,
 	SL_VALUE_NS = 2,
 	SL_VALUE_US = 3,
+	SL_VALUE_BYTES = 4,   /* the value field, in bytes (memory kinds) */
 };
 
 /* Kernel addresses (KASLR) in results. Only the pprof format carries raw
@@ -232,11 +246,14 @@ int sl_kaddrs_visible(const char *sysctl_dir, int caller_cap_syslog);
  * (write error), -ENOMEM. */
 int sl_profile_write(const struct sl_profile *p, int fmt, int kaddrs_visible, FILE *out);
 
-/* pprof: gzip'd profile.proto. sample_type = [samples/count,
- * cpu/nanoseconds] (on-CPU) or [samples/count, off_cpu/nanoseconds]
- * (off-CPU); period_type cpu/nanoseconds with period = period_ns (on-CPU).
- * Functions, locations and mappings are deduplicated; labels: pid, tid,
- * comm, container_id, off_cpu_state. kaddrs_visible 0: kernel locations
+/* pprof: gzip'd profile.proto. sample_type, default_sample_type,
+ * period_type (period = period_ns) and the state label come from the kind's
+ * entry of the kinds table (prof_kinds.h): e.g. [samples/count,
+ * cpu/nanoseconds] (on-CPU), [samples/count, off_cpu/nanoseconds]
+ * (off-CPU), [alloc_objects/count, alloc_space/bytes, inuse_objects/count,
+ * inuse_space/bytes] (mem_virtual), [contentions/count, delay/nanoseconds]
+ * (lock kinds). Functions, locations and mappings are deduplicated;
+ * labels: pid, tid, comm, container_id, the kind's state label. kaddrs_visible 0: kernel locations
  * get address 0 (and the kernel mapping [0, 1)), so no kernel address is in
  * the output; 1: the kernel addresses (sl_kaddrs_visible decides).
  * Returns 0 / -EIO / -ENOMEM. */
@@ -250,7 +267,7 @@ int sl_profile_write_pprof(const struct sl_profile *p, int kaddrs_visible, FILE 
 int sl_profile_write_folded(const struct sl_profile *p, int value, FILE *out);
 
 struct sl_flame_opts {
-	const char *title;  /* default "On-CPU profile" / "Off-CPU profile" */
+	const char *title;  /* default: the kind's title (prof_kinds.h) */
 	int value;          /* enum sl_prof_value, default SL_VALUE_DEFAULT */
 	int width;          /* px, default 1200 */
 	int top_n;          /* rows of the hottest-symbols table, default 20 */

@@ -178,6 +178,9 @@ size_t sl_flame_meta_line(const struct sl_profile *p, const struct sl_flame_opts
 /* The sample-type label: opts->sample_type, else from the kind and value
  * mode ("cpu samples", "off-CPU us", ...). */
 const char *sl_flame_sample_type(const struct sl_profile *p, const struct sl_flame_opts *o, int mode);
+/* Default title of a differential flame graph of profiles of kind (enum
+ * sl_prof_kind): a static string, or one written into buf (len bytes). */
+const char *sl_flame_diff_title(int kind, char *buf, size_t len);
 /* Frame kind letter used by the HTML page: 'u' user, 'k' kernel, 'j' JIT,
  * 'x' unresolved, 'p' pseudo (comm, off-CPU state, root). f NULL = pseudo. */
 char sl_flame_kind(const struct sl_frame *f);

@@ -1,6 +1,7 @@
 /* JSON writer (jansson): totals, the hottest symbols and the merged call
  * tree. Shape in docs/PROFILING.md "JSON". */
 #include "profile/profile_internal.h"
+#include "profile/prof_kinds.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -50,7 +51,7 @@ int sl_profile_write_json(const struct sl_profile *p, FILE *out)
 	int rc = -ENOMEM;
 	if (nh < 0 || !o || !tree)
 		goto out;
-	json_object_set_new(o, "kind", json_string(p->kind == SL_PROF_OFF_CPU ? "off_cpu" : "on_cpu"));
+	json_object_set_new(o, "kind", json_string(sl_prof_kind_info(p->kind)->name));
 	json_object_set_new(o, "start_ns", json_integer((json_int_t)p->start_ns));
 	json_object_set_new(o, "duration_ns", json_integer((json_int_t)p->duration_ns));
 	json_object_set_new(o, "period_ns", json_integer((json_int_t)p->period_ns));

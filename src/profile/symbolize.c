@@ -877,7 +877,8 @@ static int add_stack(struct sl_symbolizer *s, struct sl_profile *P, const struct
 		fr[n++] = (uint32_t)k;
 	}
 	struct sl_sample smp = { .pid = rs->pid, .tid = rs->tid, .off_cpu_state = rs->off_cpu_state,
-				 .count = rs->count, .value_ns = rs->value_ns };
+				 .count = rs->count, .value_ns = rs->value_ns,
+				 .extra = { rs->extra[0], rs->extra[1] } };
 	memcpy(smp.comm, rs->comm, sizeof(smp.comm));
 	smp.comm[sizeof(smp.comm) - 1] = 0;
 	memcpy(smp.container_id, rs->container_id, sizeof(smp.container_id));

@@ -1,6 +1,7 @@
 /* The merged call tree and the hottest-symbols table behind the folded,
  * SVG and JSON writers. */
 #include "profile/profile_internal.h"
+#include "profile/prof_kinds.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 int sl_prof_value_mode(const struct sl_profile *p, int v)
 {
 	if (v == SL_VALUE_DEFAULT)
-		return p->kind == SL_PROF_OFF_CPU ? SL_VALUE_US : SL_VALUE_COUNT;
+		return sl_prof_kind_info(p->kind)->value_default;
 	return v;
 }
 
@@ -19,6 +20,7 @@ const char *sl_prof_value_unit(int mode)
 	switch (mode) {
 	case SL_VALUE_NS: return "ns";
 	case SL_VALUE_US: return "us";
+	case SL_VALUE_BYTES: return "bytes";
 	default: return "samples";
 	}
 }
@@ -26,7 +28,8 @@ const char *sl_prof_value_unit(int mode)
 uint64_t sl_prof_value_of(const struct sl_profile *p, const struct sl_sample *s, int v)
 {
 	switch (sl_prof_value_mode(p, v)) {
-	case SL_VALUE_NS: return s->value_ns;
+	case SL_VALUE_NS:
+	case SL_VALUE_BYTES: return s->value_ns;
 	case SL_VALUE_US: return s->value_ns / 1000;
 	default: return s->count;
 	}
@@ -89,9 +92,8 @@ struct sl_tnode *sl_tree_build(const struct sl_profile *p, int value)
 		if (!n)
 			goto oom;
 		n->total += v;
-		if (p->kind == SL_PROF_OFF_CPU) {
-			const char *st = s->off_cpu_state == SL_OFFCPU_RUNQUEUE ? "[runqueue]" :
-					 s->off_cpu_state == SL_OFFCPU_BLOCKED ? "[blocked]" : "[off-cpu]";
+		if (sl_prof_kind_info(p->kind)->state_frame) {
+			const char *st = sl_prof_state_frame(p->kind, (uint32_t)s->off_cpu_state);
 			n = child_get(n, st, UINT32_MAX);
 			if (!n)
 				goto oom;

@@ -1,6 +1,7 @@
 /* Capabilities of this kernel for each task type (GET /api/v1/capabilities,
  * docs/TASKS.md "Capabilities"): probed once at start. */
 #include "task/task_internal.h"
+#include "task/task_kprof.h"
 #include "common/log.h"
 
 #include <errno.h>
@@ -79,6 +80,9 @@ void sl_tasks_probe(struct sl_tasks *ts)
 		snprintf(ts->why[SL_TASK_SYSCALL_ERRORS], sizeof(ts->why[0]),
 			 "tracepoint raw_syscalls:sys_exit not found in tracefs (CONFIG_FTRACE_SYSCALLS, tracefs mounted?)");
 	}
+	for (int i = 0; i < SL_TASK_NTYPES; i++) /* memory and lock profiles: their hooks */
+		if (sl_kprof_is_type(i) && sl_kprof_check(i, ts->why[i], sizeof(ts->why[0])))
+			ts->supported[i] = 0;
 	if (ts->cfg.no_probe_load)
 		return;
 	/* the real proof: load (not attach) each object once */
@@ -106,7 +110,7 @@ json_t *sl_tasks_capabilities(struct sl_tasks *ts)
 	static const char *const formats_prof[] = {"pprof", "folded", "svg", "json", "html"};
 	for (int i = 0; i < SL_TASK_NTYPES; i++) {
 		json_t *o = json_pack("{s:s, s:b, s:s}", "type", sl_task_type_name(i), "supported",
-				      ts->supported[i], "details", details[i]);
+				      ts->supported[i], "details", details[i] ? details[i] : sl_kprof_details(i));
 		if (!ts->supported[i])
 			json_object_set_new(o, "reason", json_string(ts->why[i]));
 		json_t *f = json_array();

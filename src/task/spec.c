@@ -1,5 +1,6 @@
 /* Task request parsing and names (task.h). Pure: no I/O. */
 #include "task/task.h"
+#include "profile/profile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -7,7 +8,16 @@
 #include <string.h>
 
 static const char *const type_names[SL_TASK_NTYPES] = {
-	"profile_on_cpu", "profile_off_cpu", "trace_syscall_errors"};
+	"profile_on_cpu", "profile_off_cpu", "trace_syscall_errors", "profile_mem_virtual",
+	"profile_page_faults", "profile_resident", "profile_lock_kernel", "profile_futex"};
+static const int prof_kinds[SL_TASK_NTYPES] = {
+	SL_PROF_ON_CPU, SL_PROF_OFF_CPU, -1, SL_PROF_MEM_VIRTUAL, SL_PROF_PAGE_FAULTS,
+	SL_PROF_RESIDENT, SL_PROF_LOCK_KERNEL, SL_PROF_FUTEX};
+
+int sl_task_prof_kind(int type)
+{
+	return type >= 0 && type < SL_TASK_NTYPES ? prof_kinds[type] : -1;
+}
 static const char *const status_names[] = {"pending", "running", "done", "failed", "cancelled"};
 
 const char *sl_task_type_name(int type)
@@ -98,7 +108,9 @@ int sl_task_spec_parse(const json_t *body, const struct sl_task_limits *lim,
 		if (!strcmp(key, "type")) {
 			out->type = sl_task_type_parse(json_string_value(v));
 			if (out->type < 0)
-				return ERR("type: must be one of profile_on_cpu, profile_off_cpu, trace_syscall_errors");
+				return ERR("type: must be one of profile_on_cpu, profile_off_cpu, trace_syscall_errors, "
+					   "profile_mem_virtual, profile_page_faults, profile_resident, "
+					   "profile_lock_kernel, profile_futex");
 		} else if (!strcmp(key, "target")) {
 			if (parse_target(v, out, err, errlen))
 				return -EINVAL;
@@ -125,12 +137,17 @@ int sl_task_spec_parse(const json_t *body, const struct sl_task_limits *lim,
 				return -EINVAL;
 			out->min_off_cpu_ns = u * 1000;
 			have_min = 1;
+		} else if (!strcmp(key, "fault_period")) {
+			uint64_t u;
+			if (get_uint(v, "fault_period", 1, SL_TASK_FAULT_PERIOD_MAX, &u, err, errlen))
+				return -EINVAL;
+			out->fault_period = (uint32_t)u;
 		} else if (!strcmp(key, "follow")) {
 			if (!json_is_boolean(v))
 				return ERR("follow: must be true or false");
 			out->follow = json_is_true(v);
 		} else {
-			return ERR("%s: unknown field (type, target, duration_s, hz, min_off_cpu_us, follow)", key);
+			return ERR("%s: unknown field (type, target, duration_s, hz, min_off_cpu_us, fault_period, follow)", key);
 		}
 	}
 	if (out->type < 0)
@@ -141,6 +158,10 @@ int sl_task_spec_parse(const json_t *body, const struct sl_task_limits *lim,
 		return ERR("hz: only for profile_on_cpu");
 	if (have_min && out->type != SL_TASK_PROFILE_OFF_CPU)
 		return ERR("min_off_cpu_us: only for profile_off_cpu");
+	if (out->fault_period && out->type != SL_TASK_PROFILE_PAGE_FAULTS)
+		return ERR("fault_period: only for profile_page_faults");
+	if (!out->fault_period && out->type == SL_TASK_PROFILE_PAGE_FAULTS)
+		out->fault_period = SL_TASK_FAULT_PERIOD_DEFAULT;
 	if (!out->duration_ns)
 		out->duration_ns = lim->default_duration_ns;
 	if (!out->hz && out->type == SL_TASK_PROFILE_ON_CPU)

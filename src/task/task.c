@@ -73,6 +73,8 @@ json_t *sl_task_record(const struct sl_task *t)
 		json_object_set_new(o, "hz", json_integer(s->hz));
 	if (s->type == SL_TASK_PROFILE_OFF_CPU)
 		json_object_set_new(o, "min_off_cpu_us", json_integer((json_int_t)(s->min_off_cpu_ns / 1000)));
+	if (s->type == SL_TASK_PROFILE_PAGE_FAULTS)
+		json_object_set_new(o, "fault_period", json_integer(s->fault_period));
 	json_object_set_new(o, "follow", json_boolean(s->follow));
 	if (t->event[0])
 		json_object_set_new(o, "event", json_string(t->event));

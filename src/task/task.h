@@ -46,6 +46,13 @@ enum sl_task_type {
 	SL_TASK_PROFILE_ON_CPU = 0,
 	SL_TASK_PROFILE_OFF_CPU = 1,
 	SL_TASK_SYSCALL_ERRORS = 2,
+	/* memory and lock profiles (PROF-2): bpf/memprof.bpf.c, bpf/lockprof.bpf.c,
+	 * src/task/task_kprof.c; docs/TASKS.md "Memory profiles", "Lock profiles" */
+	SL_TASK_PROFILE_MEM_VIRTUAL = 3, /* mmap/brk/munmap syscall tracepoints */
+	SL_TASK_PROFILE_PAGE_FAULTS = 4, /* exceptions:page_fault_user, sampled */
+	SL_TASK_PROFILE_RESIDENT = 5,    /* kmem:rss_stat */
+	SL_TASK_PROFILE_LOCK_KERNEL = 6, /* lock:contention_begin/end */
+	SL_TASK_PROFILE_FUTEX = 7,       /* syscalls:sys_enter/exit_futex waits */
 	SL_TASK_NTYPES
 };
 
@@ -75,12 +82,21 @@ struct sl_task_spec {
 	uint64_t duration_ns;     /* 0 = the configured default */
 	uint32_t hz;              /* on-CPU sampling frequency; 0 = default */
 	uint64_t min_off_cpu_ns;  /* off-CPU: shorter intervals are not counted; UINT64_MAX = default */
+	uint32_t fault_period;    /* page faults: sample every N-th fault per CPU; 0 = default */
 	int follow;               /* stream progress to the creating client, cancel on its loss */
 };
 
-/* "profile_on_cpu" | "profile_off_cpu" | "trace_syscall_errors"; NULL for
- * an unknown value. */
+/* "profile_on_cpu" | "profile_off_cpu" | "trace_syscall_errors" |
+ * "profile_mem_virtual" | "profile_page_faults" | "profile_resident" |
+ * "profile_lock_kernel" | "profile_futex"; NULL for an unknown value. */
 const char *sl_task_type_name(int type);
+/* The enum sl_prof_kind a profile task type produces; -1 for types that
+ * are not profiles (trace_syscall_errors) or unknown. */
+int sl_task_prof_kind(int type);
+
+/* Page faults: default and largest sampling period (faults per sample). */
+#define SL_TASK_FAULT_PERIOD_DEFAULT 16
+#define SL_TASK_FAULT_PERIOD_MAX 1000000
 /* Inverse of sl_task_type_name; -1 unknown. */
 int sl_task_type_parse(const char *name);
 /* "pending" | "running" | "done" | "failed" | "cancelled". */
@@ -98,7 +114,9 @@ struct sl_task_limits {
  *   {"type": "...", "target": {"container": ID} | {"pod": UID} | {"pid": N}
  *    | {"tid": N}, "duration_s": 1..max (number, fractions allowed;
  *    default tasks.default_duration), "hz": 1..max_hz (on-CPU only),
- *    "min_off_cpu_us": >= 0 (off-CPU only), "follow": bool}
+ *    "min_off_cpu_us": >= 0 (off-CPU only), "fault_period": 1..1000000
+ *    (profile_page_faults only; default SL_TASK_FAULT_PERIOD_DEFAULT),
+ *    "follow": bool}
  * Unknown keys, a target with zero or more than one key, wrong types and
  * out-of-range values are errors. Defaults are applied (duration, hz,
  * min_off_cpu). Returns 0, or -EINVAL with "<field>: <reason>" in err. */

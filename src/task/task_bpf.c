@@ -1,5 +1,6 @@
 /* BPF objects of tasks (task_bpf.h). */
 #include "task/task_bpf.h"
+#include "task/task_kprof.h"
 #include "task/task.h"
 #include "task/syscall_names.h"
 #include "profile/profile.h"
@@ -27,6 +28,7 @@ struct sl_task_bpf {
 	const char *event;
 	struct profile_bpf *prof;
 	struct syscall_errors_bpf *sce;
+	struct sl_kprof *kp; /* memory and lock profiles (task_kprof.c) */
 	int nlinks;
 	struct bpf_link **links;
 	int pids_fd, cg2_fd, cg1_fd, stats_fd, nstats;
@@ -226,7 +228,15 @@ static struct sl_task_bpf *open_any(const struct sl_task_bpf_opts *o, int attach
 		rc = open_profile(b, o, attach, err, errlen);
 	else if (o->type == SL_TASK_SYSCALL_ERRORS)
 		rc = open_sce(b, o, attach, err, errlen);
-	else {
+	else if (sl_kprof_is_type(o->type)) {
+		b->kp = sl_kprof_open(o, attach, err, errlen);
+		rc = b->kp ? 0 : -EINVAL;
+		if (b->kp) {
+			sl_kprof_fds(b->kp, &b->pids_fd, &b->cg2_fd, &b->cg1_fd, &b->stats_fd);
+			b->nstats = SL_KST_MAX;
+			b->event = sl_kprof_event(b->kp);
+		}
+	} else {
 		snprintf(err, errlen, "unknown task type %d", o->type);
 		rc = -EINVAL;
 	}
@@ -306,6 +316,8 @@ struct sl_raw_profile *sl_task_bpf_read_profile(struct sl_task_bpf *b, uint64_t 
 									    uint64_t),
 						void *ctx, json_t **dropped)
 {
+	if (b->kp)
+		return sl_kprof_read(b->kp, start_wall_ns, duration_ns, container_of, ctx, dropped);
 	int on = b->type == SL_TASK_PROFILE_ON_CPU;
 	uint64_t period = on ? 1000000000ull / (b->hz ? b->hz : 99) : 0;
 	struct sl_raw_profile *rp = sl_raw_profile_new(on ? SL_PROF_ON_CPU : SL_PROF_OFF_CPU,
@@ -437,6 +449,7 @@ void sl_task_bpf_detach(struct sl_task_bpf *b)
 	free(b->links);
 	b->links = NULL;
 	b->nlinks = 0;
+	sl_kprof_detach(b->kp);
 }
 
 void sl_task_bpf_destroy(struct sl_task_bpf *b)
@@ -446,5 +459,6 @@ void sl_task_bpf_destroy(struct sl_task_bpf *b)
 	sl_task_bpf_detach(b);
 	profile_bpf__destroy(b->prof);
 	syscall_errors_bpf__destroy(b->sce);
+	sl_kprof_destroy(b->kp);
 	free(b);
 }

@@ -19,6 +19,7 @@ struct sl_task_bpf_opts {
 	int filter_kind;        /* enum sl_task_filter (include/sandlens/task_abi.h) */
 	uint32_t hz;            /* on-CPU */
 	uint64_t min_off_cpu_ns;/* off-CPU */
+	uint32_t fault_period;  /* page faults: every N-th fault per CPU is sampled */
 	uint32_t stack_entries; /* prof_stacks size; 0 = object default */
 	uint32_t count_entries; /* prof_counts / sce_counts size; 0 = object default */
 	int v1_subsys_id;       /* -1 none */

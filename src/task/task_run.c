@@ -2,6 +2,8 @@
  * resolve, attach, refresh and report progress, collect, tear down,
  * symbolize and render, store. */
 #include "task/task_internal.h"
+#include "task/task_kprof.h"
+#include "profile/prof_kinds.h"
 #include "common/log.h"
 #include "common/timefmt.h"
 #include "profile/profile.h"
@@ -288,7 +290,7 @@ static json_t *profile_summary(const struct sl_profile *p, json_t *dropped)
 	}
 	json_decref(top);
 	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:[sssss]}", "kind",
-			 p->kind == SL_PROF_ON_CPU ? "on_cpu" : "off_cpu", "total_count",
+			 sl_prof_kind_info(p->kind)->name, "total_count",
 			 (json_int_t)sl_profile_total_count(p), "total_ns", (json_int_t)sl_profile_total_ns(p),
 			 "stacks", (json_int_t)p->nsamples, "frames", (json_int_t)p->nframes, "top_user_leaves",
 			 arr, "by_container", ctr, "dropped", dropped ? dropped : json_object(), "formats", "pprof",
@@ -368,6 +370,8 @@ static int collect(struct run *r, uint64_t start_wall, uint64_t dur, char *err, 
 		summary = profile_summary(p, dropped);
 		if (p->kind == SL_PROF_OFF_CPU)
 			json_object_set_new(summary, "off_cpu", offcpu_split(p));
+		else if (sl_kprof_is_type(t->spec.type))
+			sl_kprof_summarize(p, summary);
 		sl_profile_free(p);
 	}
 	if (rc) {
@@ -411,6 +415,7 @@ void *sl_task_runner(void *arg)
 								    : SL_TF_CGROUP,
 		.hz = t->spec.hz,
 		.min_off_cpu_ns = t->spec.min_off_cpu_ns,
+		.fault_period = t->spec.fault_period,
 		.stack_entries = ts->cfg.stack_entries,
 		.count_entries = ts->cfg.count_entries,
 		.v1_subsys_id = ts->cfg.v1_subsys_id,
