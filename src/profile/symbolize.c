@@ -1116,6 +1116,22 @@ static const char *const entry_fns[] = {
 	"runtime.goexit", "runtime.goexit1", "runtime.rt0_go", "runtime.mstart",
 };
 
+/* Functions that call nothing (crtstuff's transactional-memory clone
+ * hooks end in a tail jump): one of them as a caller frame is a garbage
+ * return address (e.g. one at the first byte of __do_global_dtors_aux,
+ * looked up at ip - 1), and the walk above it is garbage too. */
+static const char *const never_callers[] = { "register_tm_clones", "deregister_tm_clones" };
+
+int sl_sym_is_never_caller(const char *fn)
+{
+	if (!fn)
+		return 0;
+	for (size_t i = 0; i < sizeof(never_callers) / sizeof(never_callers[0]); i++)
+		if (!strcmp(fn, never_callers[i]))
+			return 1;
+	return 0;
+}
+
 int sl_sym_is_entry_fn(const char *fn)
 {
 	if (!fn)
@@ -1159,7 +1175,7 @@ static int add_stack(struct sl_symbolizer *s, struct sl_profile *P, const struct
 		/* above the start functions (a chain of them is kept: _start ->
 		 * __libc_start_main -> __libc_start_call_main) nothing is real */
 		int entry = sl_sym_is_entry_fn(P->frames[k].function);
-		if (in_entry && !entry) {
+		if ((in_entry && !entry) || (i > 0 && sl_sym_is_never_caller(P->frames[k].function))) {
 			top = i;
 			break;
 		}

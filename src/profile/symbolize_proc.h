@@ -55,6 +55,10 @@ const struct sl_jit_sym *sl_perfmap_lookup(const struct sl_jit_sym *v, size_t n,
  * __libc_start_main, __libc_start_call_main, start_thread, clone3, ...):
  * sl_symbolize drops the user frames above a chain of them. */
 int sl_sym_is_entry_fn(const char *fn);
+/* 1 when fn calls nothing (register_tm_clones, deregister_tm_clones), so
+ * it can never be a caller frame: sl_symbolize ends a user stack below
+ * such a caller frame. */
+int sl_sym_is_never_caller(const char *fn);
 
 /* ---- debuginfod client (symbolize_debuginfod.c, libdebuginfod) ---- */
 struct sl_dbgd;
