@@ -884,12 +884,12 @@ void sl_symbolizer_free(struct sl_symbolizer *s)
 		HASH_DEL(s->procs, p);
 		proc_free(s, p);
 	}
+	HASH_CLEAR(hb, s->bids); /* an index over the modules freed next */
 	struct module *m, *mt;
 	HASH_ITER(hh, s->mods, m, mt) {
 		HASH_DEL(s->mods, m);
 		module_free(m);
 	}
-	HASH_CLEAR(hb, s->bids);
 	struct bidneg *ng, *nt;
 	HASH_ITER(hh, s->neg, ng, nt) {
 		HASH_DEL(s->neg, ng);
