@@ -21,7 +21,7 @@ PKGS := libbpf libmicrohttpd jansson sqlite3 yaml-0.1 libcurl liburcu-bp libdw l
 CFLAGS ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -Isrc -I$(B)/skel $(SANFLAGS) \
 	$(shell pkg-config --cflags $(PKGS))
-LDLIBS := $(shell pkg-config --libs $(PKGS)) -lelf -lz -lpthread -lm
+LDLIBS := $(shell pkg-config --libs $(PKGS)) -ldebuginfod -lelf -lz -lpthread -lm
 override LDFLAGS += $(SANFLAGS)
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

@@ -16,9 +16,18 @@
  *                         the blocked part ends, the runqueue part begins
  *                         (same stack)
  *
- * Aggregation in the kernel only: stacks in `prof_stacks` (stack ids),
- * totals in `prof_counts` keyed by (tgid, state, user stack id, kernel
- * stack id). No sample leaves the kernel.
+ *   tp_btf/sched_process_exec  prof_exec: a target task exec'd a file:
+ *                         its identity and path into `prof_execs`, so user
+ *                         space can index the file by build-id even when
+ *                         the process is gone before anyone looks
+ *
+ * Aggregation in the kernel only: kernel stacks in `prof_stacks`, user
+ * stacks in `prof_ustacks` as (build-id, file offset) frames
+ * (BPF_F_STACK_BUILD_ID, kernel/bpf/stackmap.c: a frame whose build-id
+ * cannot be read without faulting - no file, page not in the page cache,
+ * mmap lock busy - keeps its ip, status BPF_STACK_BUILD_ID_IP), totals in
+ * `prof_counts` keyed by (tgid, state, user stack id, kernel stack id). No
+ * sample leaves the kernel. docs/PROFILING.md "Frames of exited processes".
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -45,6 +54,24 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, 127 * sizeof(__u64)); /* PERF_MAX_STACK_DEPTH */
 } prof_stacks SEC(".maps");
+
+/* User stacks: struct bpf_stack_build_id[127] per entry (32 bytes a frame,
+ * 4 KiB an entry); user space sizes it at a quarter of prof_stacks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(map_flags, BPF_F_STACK_BUILD_ID);
+	__uint(max_entries, 2048);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 127 * sizeof(struct bpf_stack_build_id));
+} prof_ustacks SEC(".maps");
+
+/* Files exec'd by target tasks, by (s_dev, i_ino) of the exec'd file. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct sl_prof_exec_key);
+	__type(value, struct sl_prof_exec_val);
+} prof_execs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -127,7 +154,7 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	sl_stat_inc(&prof_stats, SL_PST_MATCHED);
 	k.tgid = tgid;
 	k.state = SL_TOS_ON_CPU;
-	k.user_stack_id = bpf_get_stackid(ctx, &prof_stacks, BPF_F_USER_STACK);
+	k.user_stack_id = bpf_get_stackid(ctx, &prof_ustacks, BPF_F_USER_STACK);
 	k.kernel_stack_id = bpf_get_stackid(ctx, &prof_stacks, 0);
 	check_stacks(&k);
 	account(&k, t, 1, 0, cg2, cg1);
@@ -178,7 +205,7 @@ int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev, struct task
 				 * stack skips this program's own frames (the BPF
 				 * program, bpf_trace_run4, __traceiter_sched_switch):
 				 * it starts at __schedule. */
-				k.user_stack_id = bpf_get_stackid(ctx, &prof_stacks, BPF_F_USER_STACK);
+				k.user_stack_id = bpf_get_stackid(ctx, &prof_ustacks, BPF_F_USER_STACK);
 				k.kernel_stack_id = bpf_get_stackid(ctx, &prof_stacks, OFFCPU_KSKIP);
 				check_stacks(&k);
 				o->ts = now;
@@ -212,5 +239,32 @@ int BPF_PROG(off_cpu_wakeup, struct task_struct *p)
 	end_part(p, o, now);
 	o->ts = now;
 	o->state = SL_TOS_RUNQUEUE;
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(prof_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct sl_prof_exec_key k = {};
+	struct sl_prof_exec_val v = {};
+	struct inode *ino;
+	__u64 cg2, cg1;
+
+	(void)old_pid;
+	sl_task_cgroup_key(p, &cg2, &cg1);
+	if (!sl_task_match(p->tgid, p->pid, cg2, cg1))
+		return 0;
+	ino = BPF_CORE_READ(bprm, file, f_inode);
+	if (!ino)
+		return 0;
+	k.dev = BPF_CORE_READ(ino, i_sb, s_dev);
+	k.ino = BPF_CORE_READ(ino, i_ino);
+	if (bpf_map_lookup_elem(&prof_execs, &k))
+		return 0;
+	v.tgid = p->tgid;
+	v.ppid = BPF_CORE_READ(p, real_parent, tgid);
+	/* bprm->interp: the file that runs (the interpreter of a #! script) */
+	bpf_probe_read_kernel_str(v.path, sizeof(v.path), BPF_CORE_READ(bprm, interp));
+	bpf_map_update_elem(&prof_execs, &k, &v, BPF_NOEXIST);
 	return 0;
 }

@@ -13,7 +13,7 @@
 set -e
 RUN_PKGS="make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libmicrohttpd-dev libjansson-dev libsqlite3-dev libyaml-dev libcurl4-openssl-dev
-uthash-dev libc6-dev liburcu-dev libdw-dev libprotobuf-c-dev curl"
+uthash-dev libc6-dev liburcu-dev libdw-dev libprotobuf-c-dev curl libdebuginfod-dev"
 TEST_PKGS="libcmocka-dev sqlite3 runc busybox-static libbpf-tools jq procps iproute2
 valgrind prometheus protobuf-c-compiler golang-go chromium nodejs python3 python3-yaml
 libclang-rt-dev e2fsprogs dpkg-dev systemd fio iperf3 nftables fuse3 libfuse3-dev"

@@ -29,8 +29,10 @@ enum sl_task_offcpu_state {
 	SL_TOS_RUNQUEUE = 2, /* runnable and not running: preempted, or woken and not yet switched in */
 };
 
-/* Key of map `prof_counts` (BPF_MAP_TYPE_HASH). Stack ids index map
- * `prof_stacks` (BPF_MAP_TYPE_STACK_TRACE); a negative id is the -errno
+/* Key of map `prof_counts` (BPF_MAP_TYPE_HASH). The kernel stack id
+ * indexes map `prof_stacks` (BPF_MAP_TYPE_STACK_TRACE, ips), the user stack
+ * id map `prof_ustacks` (BPF_F_STACK_BUILD_ID: struct bpf_stack_build_id
+ * frames); a negative id is the -errno
  * bpf_get_stackid() returned (-EFAULT: no such part, e.g. the user stack
  * of a kernel thread or the kernel stack of a sample taken in user mode). */
 struct sl_prof_key {
@@ -50,6 +52,21 @@ struct sl_prof_val {
 	__u32 tid;
 	__u32 pad;
 	char comm[SL_TASK_COMM_LEN];
+};
+
+/* Key of `prof_execs` (LRU hash, bpf/profile.bpf.c prof_exec): the exec'd
+ * file's inode (kernel dev_t encoding: major << 20 | minor). */
+struct sl_prof_exec_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+#define SL_PROF_EXEC_PATH 256
+/* Value of `prof_execs`: the first exec of that file by a target task. */
+struct sl_prof_exec_val {
+	__u32 tgid;  /* the process that exec'd it */
+	__u32 ppid;  /* its parent (still alive more often than the child) */
+	char path[SL_PROF_EXEC_PATH]; /* bprm->interp, as given to execve (in the task's root) */
 };
 
 /* Per-CPU counters of `prof_stats` (BPF_MAP_TYPE_PERCPU_ARRAY). */

@@ -83,6 +83,9 @@ static const struct key keys[] = {
 	{"tasks.result_retention", K_DURATION, F(tasks.result_retention_s), 0, UINT32_MAX},
 	{"tasks.max_results", K_UINT, F(tasks.max_results), 0, 1u << 20},
 	{"tasks.store_path", K_STR, F(tasks.store_path), 0, 0},
+	{"tasks.debuginfod_urls", K_STR, F(tasks.debuginfod_urls), 0, 0},
+	{"tasks.debuginfod_cache", K_STR, F(tasks.debuginfod_cache), 0, 0},
+	{"tasks.debuginfod_timeout", K_DURATION, F(tasks.debuginfod_timeout_s), 1, 600},
 	{"pressure.enabled", K_BOOL, F(pressure.enabled), 0, 0},
 	{"pressure.cpu_budget", K_RATIO, F(pressure.cpu_budget), 1, 64000000},
 	{"pressure.memory_budget", K_BYTES, F(pressure.memory_budget), 0, 1ull << 40},
@@ -158,6 +161,7 @@ static void agent_defaults(struct sl_config *c)
 	c->tasks.count_entries = 16384;
 	c->tasks.result_retention_s = 86400;
 	c->tasks.max_results = 200;
+	c->tasks.debuginfod_timeout_s = 10;
 	c->pressure.enabled = 1;
 	c->pressure.cpu_budget = 0.10;
 	c->pressure.memory_budget = 256ull << 20;

@@ -86,6 +86,9 @@ struct sl_config {
 		uint64_t result_retention_s;  /* tasks.result_retention: default 24h */
 		uint64_t max_results;         /* tasks.max_results: finished records kept, default 200 */
 		char store_path[512];         /* tasks.store_path: "" = tasks.db next to store.path */
+		char debuginfod_urls[1024];   /* tasks.debuginfod_urls: "" = off (default) */
+		char debuginfod_cache[256];   /* tasks.debuginfod_cache: "" = libdebuginfod's default */
+		uint64_t debuginfod_timeout_s;/* tasks.debuginfod_timeout: one file, default 10s */
 	} tasks;
 
 	struct {                              /* self-protection, docs/CONFIG.md "pressure" */

@@ -56,6 +56,19 @@ enum sl_off_cpu_state {
 #define SL_RAW_USER_LOST 0x1u   /* bpf_get_stackid(user) failed (e.g. -EFAULT): user part unknown */
 #define SL_RAW_KERNEL_LOST 0x2u /* bpf_get_stackid(kernel) failed: kernel part unknown */
 
+#define SL_BUILD_ID_MAX 20 /* BPF_BUILD_ID_SIZE, include/uapi/linux/bpf.h (SHA-1 build-ids) */
+
+/* A user frame as (build-id, file offset) instead of an address: what a
+ * BPF_F_STACK_BUILD_ID stack map holds (struct bpf_stack_build_id,
+ * status BPF_STACK_BUILD_ID_VALID). It names an instruction of one ELF
+ * file, whatever process ran it, so it symbolizes after the process has
+ * exited (docs/PROFILING.md "Frames of exited processes"). */
+struct sl_raw_bid {
+	uint8_t len;                 /* build-id bytes; 0: no build-id, the frame is user_ips[i] */
+	uint8_t id[SL_BUILD_ID_MAX];
+	uint64_t offset;             /* file offset of the instruction in that ELF file */
+};
+
 /* One aggregated stack from a sampler. The ip arrays are leaf first (ips[0]
  * is where the task was), exactly as the BPF stack map holds them; at most
  * SL_PROF_MAX_DEPTH each. Zero ips terminate early (as in the stack map). */
@@ -65,6 +78,13 @@ struct sl_raw_stack {
 	char comm[SL_PROF_COMM_LEN];       /* task comm, NUL terminated */
 	const uint64_t *user_ips;          /* n_user entries; may be NULL when n_user == 0 */
 	uint32_t n_user;
+	/* Optional (NULL: every user frame is an address in user_ips, as
+	 * before). n_user entries, leaf first like user_ips: frame i is
+	 * user_bid[i] when user_bid[i].len > 0 (user_ips[i] is then ignored
+	 * and may be 0), else the address user_ips[i] (status
+	 * BPF_STACK_BUILD_ID_IP frames: anonymous/JIT memory, vDSO, a file
+	 * whose build-id page was not resident). */
+	const struct sl_raw_bid *user_bid;
 	const uint64_t *kernel_ips;        /* n_kernel entries; may be NULL when n_kernel == 0 */
 	uint32_t n_kernel;
 	uint64_t count;                    /* samples (on-CPU) or switch-outs (off-CPU); other kinds: prof_kinds.c */
@@ -167,7 +187,14 @@ struct sl_sym_config {
 	const char *debug_root;    /* default "/usr/lib/debug" (build-id and debuglink lookups) */
 	size_t max_pids;           /* process snapshots kept, default 1024; the oldest is evicted */
 	size_t max_modules;        /* ELF modules (per build-id/path) kept, default 512 */
-	int no_debuginfo;          /* 1: do not look for separate debug files */
+	int no_debuginfo;          /* 1: do not look for separate debug files (nor debuginfod) */
+	/* debuginfod (libdebuginfod), off unless debuginfod_urls is set: the
+	 * debuginfo, else the executable, of a build-id found nowhere else.
+	 * Sets DEBUGINFOD_URLS / DEBUGINFOD_CACHE_PATH in the environment at
+	 * sl_symbolizer_new (libdebuginfod reads them there). */
+	const char *debuginfod_urls;   /* space-separated server URLs; NULL/"" = off */
+	const char *debuginfod_cache;  /* cache directory; NULL/"" = libdebuginfod's default */
+	unsigned debuginfod_timeout_s; /* whole download of one file, default 10 s */
 };
 
 struct sl_symbolizer;
@@ -189,11 +216,27 @@ void sl_symbolizer_free(struct sl_symbolizer *s);
  * are read. Returns 0, -ESRCH when the process is
  * gone, -EACCES/-EPERM when its maps cannot be read, -ENOMEM. */
 int sl_symbolizer_cache_pid(struct sl_symbolizer *s, int pid);
+/* Index the ELF file at path (as the process sees it: opened inside
+ * /proc/<pid>/root with sl_sym_open rules, symlinks followed inside that
+ * root) by its build-id, so that build-id frames (struct sl_raw_bid) of it
+ * symbolize after every process that ran it is gone. pids: processes whose
+ * root to try in turn (e.g. the exec'ing process, then its parent). The
+ * module stays until evicted (max_modules, least recently used first).
+ * Returns 0, -EINVAL (not an ELF file), -ENOMEM, or the open error of the
+ * last pid (-ENOENT, -ESRCH...). */
+int sl_symbolizer_index_file(struct sl_symbolizer *s, const int *pids, size_t npids, const char *path);
 /* Drop the snapshot of pid (its ELF modules stay in the per-build-id cache). */
 void sl_symbolizer_forget_pid(struct sl_symbolizer *s, int pid);
 
 /* Symbolize rp. Pids without a snapshot are snapshotted now when still
- * alive; otherwise their user frames are "[unknown]" (SL_FRAME_UNKNOWN).
+ * alive; otherwise their address frames are "[unknown]" (SL_FRAME_UNKNOWN).
+ * Build-id frames (sl_raw_stack.user_bid) need no process: the build-id
+ * index (modules of every snapshot and sl_symbolizer_index_file), else
+ * <debug_root>/.build-id/, else debuginfod when configured; a build-id
+ * found nowhere gives "[build-id:<16 hex>]+0xOFF" (SL_FRAME_NOSYM).
+ * User frames above a process/thread start function (_start,
+ * __libc_start_main, __libc_start_call_main, start_thread, clone3, ...:
+ * docs/PROFILING.md) are dropped: a frame-pointer walk there reads garbage.
  * Kernel frames come from kallsyms; when kallsyms addresses are hidden
  * (kptr_restrict: all zero) every kernel frame is "[kernel]" with
  * SL_FRAME_UNKNOWN|SL_FRAME_KERNEL. Never fails because of a bad ELF file:

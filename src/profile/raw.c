@@ -38,6 +38,41 @@ static uint64_t *copy_ips(const uint64_t *ips, uint32_t *n)
 	return c;
 }
 
+/* User frames of s: with build-id frames, the depth ends at the first
+ * frame that has neither a build-id nor an address. *n clipped. */
+static int copy_user(const struct sl_raw_stack *s, struct sl_raw_stack *c)
+{
+	uint32_t n = s->n_user > SL_PROF_MAX_DEPTH ? SL_PROF_MAX_DEPTH : s->n_user, k = 0;
+	c->user_bid = NULL;
+	if (!s->user_bid) {
+		c->n_user = n;
+		c->user_ips = copy_ips(s->user_ips, &c->n_user);
+		return c->n_user && !c->user_ips ? -ENOMEM : 0;
+	}
+	while (k < n && (s->user_bid[k].len || (s->user_ips && s->user_ips[k])))
+		k++;
+	c->n_user = k;
+	c->user_ips = NULL;
+	if (!k)
+		return 0;
+	uint64_t *ips = calloc(k, sizeof(*ips));
+	struct sl_raw_bid *b = malloc(k * sizeof(*b));
+	if (!ips || !b) {
+		free(ips);
+		free(b);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < k; i++) {
+		b[i] = s->user_bid[i];
+		if (b[i].len > SL_BUILD_ID_MAX)
+			b[i].len = SL_BUILD_ID_MAX;
+		ips[i] = s->user_ips ? s->user_ips[i] : 0;
+	}
+	c->user_ips = ips;
+	c->user_bid = b;
+	return 0;
+}
+
 int sl_raw_profile_add(struct sl_raw_profile *rp, const struct sl_raw_stack *s)
 {
 	if (rp->n_stacks == rp->cap_) {
@@ -51,11 +86,12 @@ int sl_raw_profile_add(struct sl_raw_profile *rp, const struct sl_raw_stack *s)
 	struct sl_raw_stack c = *s;
 	c.comm[SL_PROF_COMM_LEN - 1] = 0;
 	c.container_id[SL_PROF_ID_LEN - 1] = 0;
-	c.user_ips = copy_ips(s->user_ips, &c.n_user);
+	if (copy_user(s, &c))
+		return -ENOMEM;
 	c.kernel_ips = copy_ips(s->kernel_ips, &c.n_kernel);
-	if ((c.n_user && !c.user_ips) || (c.n_kernel && !c.kernel_ips)) {
+	if (c.n_kernel && !c.kernel_ips) {
 		free((void *)c.user_ips);
-		free((void *)c.kernel_ips);
+		free((void *)c.user_bid);
 		return -ENOMEM;
 	}
 	rp->stacks[rp->n_stacks++] = c;
@@ -68,6 +104,7 @@ void sl_raw_profile_free(struct sl_raw_profile *rp)
 		return;
 	for (size_t i = 0; i < rp->n_stacks; i++) {
 		free((void *)rp->stacks[i].user_ips);
+		free((void *)rp->stacks[i].user_bid);
 		free((void *)rp->stacks[i].kernel_ips);
 	}
 	free(rp->stacks);

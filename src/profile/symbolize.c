@@ -20,13 +20,18 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 #include <uthash.h>
 #include <zlib.h>
 
 struct module {
 	UT_hash_handle hh;   /* by key (file identity) */
+	UT_hash_handle hb;   /* by elf.build_id, when in_bid */
 	char *key;
+	char *path;          /* display path of the file (" (deleted)" stripped), may be NULL */
+	int in_bid;          /* in the build-id index */
 	struct sl_elf_info elf;
 	int ok;              /* ELF parsed */
 	int refs;            /* snapshots using it */
@@ -53,8 +58,20 @@ struct proc {
 	uint64_t last_use;
 };
 
+/* A build-id looked for everywhere without success: not looked for again
+ * before retry_at (seconds, CLOCK_MONOTONIC). */
+struct bidneg {
+	UT_hash_handle hh;
+	char id[2 * SL_BUILD_ID_MAX + 1];
+	uint64_t retry_at;
+};
+
 struct sl_symbolizer {
 	pthread_mutex_t mu;
+	struct module *bids; /* build-id index: hash hb over modules */
+	struct bidneg *neg;
+	size_t nneg;
+	struct sl_dbgd *dbgd; /* debuginfod client settings, NULL = off */
 	char proc_root[256];
 	char kallsyms_path[256];
 	char debug_root[256];
@@ -85,7 +102,34 @@ static void module_free(struct module *m)
 {
 	sl_elf_info_free(&m->elf);
 	free(m->key);
+	free(m->path);
 	free(m);
+}
+
+/* Put m into the build-id index (mu held): a module with symbols replaces
+ * one without. */
+static void bid_index(struct sl_symbolizer *s, struct module *m)
+{
+	if (!m->ok || !m->elf.build_id[0] || m->in_bid)
+		return;
+	struct module *o;
+	HASH_FIND(hb, s->bids, m->elf.build_id, strlen(m->elf.build_id), o);
+	if (o) {
+		if (o->elf.nsyms || !m->elf.nsyms)
+			return;
+		HASH_DELETE(hb, s->bids, o);
+		o->in_bid = 0;
+	}
+	HASH_ADD_KEYPTR(hb, s->bids, m->elf.build_id, strlen(m->elf.build_id), m);
+	m->in_bid = 1;
+}
+
+static void bid_unindex(struct sl_symbolizer *s, struct module *m)
+{
+	if (m->in_bid) {
+		HASH_DELETE(hb, s->bids, m);
+		m->in_bid = 0;
+	}
 }
 
 static void evict_modules(struct sl_symbolizer *s)
@@ -99,6 +143,7 @@ static void evict_modules(struct sl_symbolizer *s)
 		if (!old)
 			return;
 		HASH_DEL(s->mods, old);
+		bid_unindex(s, old);
 		module_free(old);
 		s->nmods--;
 	}
@@ -202,7 +247,9 @@ static struct module *module_load(const struct sl_symbolizer *s, int pid, const 
 				  const char *clean_path, const char *key)
 {
 	struct module *m = calloc(1, sizeof(*m));
-	if (!m || !(m->key = strdup(key))) {
+	if (!m || !(m->key = strdup(key)) || !(m->path = strdup(clean_path))) {
+		if (m)
+			free(m->key);
 		free(m);
 		return NULL;
 	}
@@ -220,6 +267,36 @@ static struct module *module_load(const struct sl_symbolizer *s, int pid, const 
 	}
 	if (m->ok && !s->no_debuginfo && (!m->elf.has_symtab || !m->elf.nsyms) && me->cls == SL_MAP_FILE)
 		find_debuginfo(s, &m->elf, root, clean_path);
+	return m;
+}
+
+/* Insert the new module nm (loaded without mu) into the cache and the
+ * build-id index, or take the one another task inserted meanwhile (nm is
+ * freed then). refs is incremented by ref. Returns the cached module.
+ * Called without mu. */
+static struct module *module_insert(struct sl_symbolizer *s, struct module *nm, int ref)
+{
+	struct module *m;
+	pthread_mutex_lock(&s->mu);
+	HASH_FIND_STR(s->mods, nm->key, m);
+	if (m) { /* another task loaded it meanwhile */
+		m->refs += ref;
+		m->last_use = ++s->tick;
+	} else {
+		m = nm;
+		nm = NULL;
+		if (!m->ok)
+			s->st.elf_errors++;
+		m->refs = ref;
+		m->last_use = ++s->tick;
+		HASH_ADD_KEYPTR(hh, s->mods, m->key, strlen(m->key), m);
+		s->nmods++;
+		bid_index(s, m);
+		evict_modules(s);
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (nm)
+		module_free(nm);
 	return m;
 }
 
@@ -243,26 +320,7 @@ static struct module *module_get(struct sl_symbolizer *s, int pid, const struct 
 	struct module *nm = module_load(s, pid, me, clean_path, key);
 	if (!nm)
 		return NULL;
-	pthread_mutex_lock(&s->mu);
-	HASH_FIND_STR(s->mods, key, m);
-	if (m) { /* another task loaded it meanwhile */
-		m->refs++;
-		m->last_use = ++s->tick;
-	} else {
-		m = nm;
-		nm = NULL;
-		if (!m->ok)
-			s->st.elf_errors++;
-		m->refs = 1;
-		m->last_use = ++s->tick;
-		HASH_ADD_KEYPTR(hh, s->mods, m->key, strlen(m->key), m);
-		s->nmods++;
-		evict_modules(s);
-	}
-	pthread_mutex_unlock(&s->mu);
-	if (nm)
-		module_free(nm);
-	return m;
+	return module_insert(s, nm, 1);
 }
 
 /* This process's vdso as a module, or NULL. */
@@ -623,6 +681,179 @@ static int cache_pid(struct sl_symbolizer *s, int pid)
 	return 0;
 }
 
+/* ---- the build-id index ---- */
+
+static void hex_of(const uint8_t *id, size_t len, char *out)
+{
+	static const char hx[] = "0123456789abcdef";
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = hx[id[i] >> 4];
+		out[2 * i + 1] = hx[id[i] & 15];
+	}
+	out[2 * len] = 0;
+}
+
+/* Build-id hex of a raw frame, trailing zero bytes dropped (the kernel pads
+ * shorter build-ids, e.g. 16-byte MD5 ones, with zeros to 20 bytes). */
+static void bid_hex(const struct sl_raw_bid *b, char *out)
+{
+	size_t len = b->len;
+	while (len > 1 && !b->id[len - 1])
+		len--;
+	hex_of(b->id, len, out);
+}
+
+
+/* Read the ELF file open at fd as a new module (not in the cache), key
+ * "dev:ino:path" from fstat; root/path for its debug files. */
+static struct module *module_from_fd(const struct sl_symbolizer *s, int fd, const char *root,
+				     const char *path, const char *display)
+{
+	struct stat st;
+	char key[1200];
+	if (fstat(fd, &st))
+		return NULL;
+	snprintf(key, sizeof(key), "%x:%x:%" PRIu64 ":%s", major(st.st_dev), minor(st.st_dev),
+		 (uint64_t)st.st_ino, display);
+	struct module *m = calloc(1, sizeof(*m));
+	if (!m || !(m->key = strdup(key)) || !(m->path = strdup(display))) {
+		if (m)
+			free(m->key);
+		free(m);
+		return NULL;
+	}
+	if (!sl_elf_read_fd(fd, &m->elf))
+		m->ok = 1;
+	if (m->ok && !s->no_debuginfo && (!m->elf.has_symtab || !m->elf.nsyms) && path && path[0] == '/')
+		find_debuginfo(s, &m->elf, root, path);
+	return m;
+}
+
+int sl_symbolizer_index_file(struct sl_symbolizer *s, const int *pids, size_t npids, const char *path)
+{
+	int rc = -ESRCH;
+	if (!path || !*path)
+		return -EINVAL;
+	for (size_t i = 0; i < npids; i++) {
+		char root[300];
+		if (pids[i] <= 0)
+			continue;
+		snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, pids[i]);
+		/* symlinks are followed inside the root (/bin/dd -> busybox) */
+		int fd = sl_sym_open(root, path, 0, SL_SYM_ELF_MAX, NULL);
+		if (fd < 0) {
+			rc = fd;
+			continue;
+		}
+		struct module *m = module_from_fd(s, fd, root, path, path);
+		close(fd);
+		if (!m)
+			return -ENOMEM;
+		if (!m->ok) {
+			module_free(m);
+			return -EINVAL;
+		}
+		module_insert(s, m, 0);
+		return 0;
+	}
+	return rc;
+}
+
+/* Look for the file of build-id hex (bytes id[len]) outside any process:
+ * <debug_root>/.build-id/xx/rest.debug, the .build-id/xx/rest link to the
+ * binary, then debuginfod when configured. A new module or NULL. No lock
+ * (file I/O, maybe network). */
+static struct module *bid_find(struct sl_symbolizer *s, const char *hex, const uint8_t *id, size_t len)
+{
+	char p[600];
+	static const char *const sfx[2] = { ".debug", "" };
+	if (s->no_debuginfo || strlen(hex) < 3)
+		return NULL;
+	for (int i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s%s", s->debug_root, hex, hex + 2, sfx[i]);
+		int fd = sl_sym_open(NULL, p, 0, SL_SYM_ELF_MAX, NULL);
+		if (fd < 0)
+			continue;
+		struct module *m = module_from_fd(s, fd, "", NULL, p);
+		close(fd);
+		if (m && m->ok && !strcmp(m->elf.build_id, hex) && m->elf.nsyms)
+			return m;
+		if (m)
+			module_free(m);
+	}
+	for (int what = 0; s->dbgd && what < 2; what++) {
+		char *fpath = NULL;
+		int fd = sl_dbgd_fetch(s->dbgd, id, len, what, &fpath);
+		if (fd < 0)
+			continue;
+		struct module *m = module_from_fd(s, fd, "", NULL, fpath ? fpath : hex);
+		close(fd);
+		free(fpath);
+		if (m && m->ok && !strcmp(m->elf.build_id, hex) && m->elf.nsyms)
+			return m;
+		if (m)
+			module_free(m);
+	}
+	return NULL;
+}
+
+static uint64_t mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+#define BIDNEG_RETRY_S 600 /* a build-id found nowhere is looked for again after 10 min */
+#define BIDNEG_MAX 4096
+
+/* Every build-id of rp's frames that the index does not hold is looked
+ * for (bid_find) once; misses are remembered for BIDNEG_RETRY_S. Called
+ * without mu. */
+static void bid_resolve_missing(struct sl_symbolizer *s, const struct sl_raw_profile *rp)
+{
+	uint64_t now = mono_s();
+	for (size_t i = 0; i < rp->n_stacks; i++) {
+		const struct sl_raw_stack *rs = &rp->stacks[i];
+		for (uint32_t j = 0; rs->user_bid && j < rs->n_user; j++) {
+			const struct sl_raw_bid *b = &rs->user_bid[j];
+			char hex[2 * SL_BUILD_ID_MAX + 1];
+			if (!b->len)
+				continue;
+			bid_hex(b, hex);
+			struct module *m;
+			struct bidneg *ng;
+			pthread_mutex_lock(&s->mu);
+			HASH_FIND(hb, s->bids, hex, strlen(hex), m);
+			HASH_FIND_STR(s->neg, hex, ng);
+			int skip = m || (ng && ng->retry_at > now);
+			pthread_mutex_unlock(&s->mu);
+			if (skip)
+				continue;
+			size_t len = b->len;
+			while (len > 1 && !b->id[len - 1])
+				len--;
+			struct module *nm = bid_find(s, hex, b->id, len);
+			pthread_mutex_lock(&s->mu);
+			HASH_FIND_STR(s->neg, hex, ng);
+			if (nm && ng) {
+				HASH_DEL(s->neg, ng);
+				s->nneg--;
+				free(ng);
+			} else if (!nm && !ng && s->nneg < BIDNEG_MAX && (ng = calloc(1, sizeof(*ng)))) {
+				snprintf(ng->id, sizeof(ng->id), "%s", hex);
+				HASH_ADD_STR(s->neg, id, ng);
+				s->nneg++;
+			}
+			if (!nm && ng)
+				ng->retry_at = now + BIDNEG_RETRY_S;
+			pthread_mutex_unlock(&s->mu);
+			if (nm)
+				module_insert(s, nm, 0);
+		}
+	}
+}
+
 /* ---- public: lifecycle ---- */
 
 struct sl_symbolizer *sl_symbolizer_new(const struct sl_sym_config *cfg)
@@ -639,6 +870,8 @@ struct sl_symbolizer *sl_symbolizer_new(const struct sl_sym_config *cfg)
 	s->max_pids = cfg && cfg->max_pids ? cfg->max_pids : 1024;
 	s->max_modules = cfg && cfg->max_modules ? cfg->max_modules : 512;
 	s->no_debuginfo = cfg ? cfg->no_debuginfo : 0;
+	if (cfg && cfg->debuginfod_urls && cfg->debuginfod_urls[0] && !s->no_debuginfo)
+		s->dbgd = sl_dbgd_new(cfg->debuginfod_urls, cfg->debuginfod_cache, cfg->debuginfod_timeout_s);
 	return s;
 }
 
@@ -651,11 +884,18 @@ void sl_symbolizer_free(struct sl_symbolizer *s)
 		HASH_DEL(s->procs, p);
 		proc_free(s, p);
 	}
+	HASH_CLEAR(hb, s->bids); /* an index over the modules freed next */
 	struct module *m, *mt;
 	HASH_ITER(hh, s->mods, m, mt) {
 		HASH_DEL(s->mods, m);
 		module_free(m);
 	}
+	struct bidneg *ng, *nt;
+	HASH_ITER(hh, s->neg, ng, nt) {
+		HASH_DEL(s->neg, ng);
+		free(ng);
+	}
+	sl_dbgd_free(s->dbgd);
 	if (s->vdso)
 		module_free(s->vdso);
 	sl_ksyms_free(&s->ks);
@@ -751,6 +991,28 @@ static const char *base_name(const char *p)
 	return b && b[1] ? b + 1 : p;
 }
 
+/* Symbol of f->module_offset in module m into f (function, name,
+ * sym_addr, sym_offset, build_id); 1 when found. mu held. */
+static int elf_sym(struct sl_symbolizer *s, struct sl_frame *f, struct module *m, int caller)
+{
+	if (!m->ok)
+		return 0;
+	m->last_use = s->tick;
+	if (m->elf.build_id[0])
+		f->build_id = m->elf.build_id;
+	uint64_t off = (caller ? f->module_offset - 1 : f->module_offset);
+	uint64_t va = sl_elf_off_to_vaddr(&m->elf, off);
+	const struct sl_esym *e = sl_elf_lookup(&m->elf, va);
+	if (!e)
+		return 0;
+	f->function = m->elf.names + e->name;
+	f->name = f->function;
+	f->sym_addr = e->addr;
+	f->sym_offset = va + (caller ? 1 : 0) - e->addr;
+	s->st.frames_resolved++;
+	return 1;
+}
+
 static int64_t user_frame(struct sl_symbolizer *s, struct sl_profile *P, struct proc *pr, uint64_t ip,
 			  int caller)
 {
@@ -803,22 +1065,8 @@ static int64_t user_frame(struct sl_symbolizer *s, struct sl_profile *P, struct 
 	} else {
 		f.module = pm->path;
 	}
-	if (m && m->ok) {
-		m->last_use = s->tick;
-		if (m->elf.build_id[0])
-			f.build_id = m->elf.build_id;
-		uint64_t off = (caller ? f.module_offset - 1 : f.module_offset);
-		uint64_t va = sl_elf_off_to_vaddr(&m->elf, off);
-		const struct sl_esym *e = sl_elf_lookup(&m->elf, va);
-		if (e) {
-			f.function = m->elf.names + e->name;
-			f.name = f.function;
-			f.sym_addr = e->addr;
-			f.sym_offset = va + (caller ? 1 : 0) - e->addr;
-			s->st.frames_resolved++;
-			return sl_prof_frame(P, &f);
-		}
-	}
+	if (m && m->ok && elf_sym(s, &f, m, caller))
+		return sl_prof_frame(P, &f);
 	if (pm->cls == SL_MAP_ANON)
 		snprintf(name, sizeof(name), "[anon]");
 	else
@@ -827,6 +1075,71 @@ static int64_t user_frame(struct sl_symbolizer *s, struct sl_profile *P, struct 
 	f.flags = SL_FRAME_NOSYM;
 	s->st.frames_unresolved++;
 	return sl_prof_frame(P, &f);
+}
+
+/* A (build-id, file offset) frame: the module from the build-id index,
+ * whatever process ran it. mu held. */
+static int64_t bid_frame(struct sl_symbolizer *s, struct sl_profile *P, const struct sl_raw_bid *b,
+			 int caller)
+{
+	struct sl_frame f = { .address = b->offset, .module_offset = b->offset };
+	char hex[2 * SL_BUILD_ID_MAX + 1], name[600], mod[64];
+	struct module *m;
+	bid_hex(b, hex);
+	HASH_FIND(hb, s->bids, hex, strlen(hex), m);
+	f.build_id = hex;
+	if (m) {
+		f.module = m->path ? m->path : "[unknown]";
+		if (elf_sym(s, &f, m, caller))
+			return sl_prof_frame(P, &f);
+		snprintf(name, sizeof(name), "%s+0x%" PRIx64, base_name(f.module), f.module_offset);
+	} else {
+		snprintf(mod, sizeof(mod), "[build-id:%.16s]", hex);
+		f.module = mod;
+		snprintf(name, sizeof(name), "%s+0x%" PRIx64, mod, f.module_offset);
+	}
+	f.name = name;
+	f.flags = SL_FRAME_NOSYM;
+	s->st.frames_unresolved++;
+	return sl_prof_frame(P, &f);
+}
+
+/* Functions a process or thread starts in (the outermost real frames): a
+ * frame-pointer walk that goes above them reads whatever the stack held
+ * before (glibc's start code is built without frame pointers), e.g.
+ * register_tm_clones or __do_global_dtors_aux and a canary-like "address"
+ * on every stack of a static glibc binary. */
+static const char *const entry_fns[] = {
+	"_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_main_alias_2",
+	"__libc_start_call_main", "start_thread", "clone", "clone3", "__clone", "__clone3",
+	"__clone_internal", "thread_start", "libc_start_main_stage2", "_start_c", "__start",
+	"runtime.goexit", "runtime.goexit1", "runtime.rt0_go", "runtime.mstart",
+};
+
+/* Functions that call nothing (crtstuff's transactional-memory clone
+ * hooks end in a tail jump): one of them as a caller frame is a garbage
+ * return address (e.g. one at the first byte of __do_global_dtors_aux,
+ * looked up at ip - 1), and the walk above it is garbage too. */
+static const char *const never_callers[] = { "register_tm_clones", "deregister_tm_clones" };
+
+int sl_sym_is_never_caller(const char *fn)
+{
+	if (!fn)
+		return 0;
+	for (size_t i = 0; i < sizeof(never_callers) / sizeof(never_callers[0]); i++)
+		if (!strcmp(fn, never_callers[i]))
+			return 1;
+	return 0;
+}
+
+int sl_sym_is_entry_fn(const char *fn)
+{
+	if (!fn)
+		return 0;
+	for (size_t i = 0; i < sizeof(entry_fns) / sizeof(entry_fns[0]); i++)
+		if (!strcmp(fn, entry_fns[i]))
+			return 1;
+	return 0;
 }
 
 /* One stack into P with the (pinned) snapshot pr of its process, or
@@ -850,11 +1163,27 @@ static int add_stack(struct sl_symbolizer *s, struct sl_profile *P, const struct
 	 * address makes every caller above it garbage too. A run of unmapped
 	 * frames is kept as one [unknown] frame (the innermost, nearest to
 	 * code that was resolved) instead of a deep chain of them. */
-	int prev_unmapped = 0;
-	for (uint32_t i = rs->n_user; i-- > 0;) {
-		int64_t k = user_frame(s, P, pr, rs->user_ips[i], i > 0);
+	int64_t uf[SL_PROF_MAX_DEPTH];
+	uint32_t nu = rs->n_user > SL_PROF_MAX_DEPTH ? SL_PROF_MAX_DEPTH : rs->n_user, top = nu;
+	int in_entry = 0;
+	for (uint32_t i = 0; i < nu; i++) { /* leaf first */
+		const struct sl_raw_bid *b = rs->user_bid && rs->user_bid[i].len ? &rs->user_bid[i] : NULL;
+		int64_t k = b ? bid_frame(s, P, b, i > 0) : user_frame(s, P, pr, rs->user_ips[i], i > 0);
 		if (k < 0)
 			return -ENOMEM;
+		uf[i] = k;
+		/* above the start functions (a chain of them is kept: _start ->
+		 * __libc_start_main -> __libc_start_call_main) nothing is real */
+		int entry = sl_sym_is_entry_fn(P->frames[k].function);
+		if ((in_entry && !entry) || (i > 0 && sl_sym_is_never_caller(P->frames[k].function))) {
+			top = i;
+			break;
+		}
+		in_entry |= entry;
+	}
+	int prev_unmapped = 0;
+	for (uint32_t i = top; i-- > 0;) {
+		int64_t k = uf[i];
 		int unmapped = (P->frames[k].flags & (SL_FRAME_UNKNOWN | SL_FRAME_PSEUDO)) == SL_FRAME_UNKNOWN;
 		if (unmapped && prev_unmapped)
 			fr[n - 1] = (uint32_t)k;
@@ -947,7 +1276,8 @@ static void pin_all(struct sl_symbolizer *s, const struct sl_raw_profile *rp, st
 	for (size_t i = 0; i < rp->n_stacks; i++) {
 		const struct sl_raw_stack *rs = &rp->stacks[i];
 		struct use *x = rs->n_user ? use_of(u, nu, (int)rs->pid) : NULL;
-		if (x && x->pr && !x->fresh && !x->refresh && outside(x->pr, rs->user_ips[0]))
+		if (x && x->pr && !x->fresh && !x->refresh && !(rs->user_bid && rs->user_bid[0].len) &&
+		    outside(x->pr, rs->user_ips[0]))
 			x->refresh = 1;
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -1002,6 +1332,7 @@ struct sl_profile *sl_symbolize(struct sl_symbolizer *s, const struct sl_raw_pro
 	if (user)
 		vdso_load(s);
 	pin_all(s, rp, u, nu);
+	bid_resolve_missing(s, rp);
 
 	/* 2. the frames, from memory, under mu */
 	int rc = 0;

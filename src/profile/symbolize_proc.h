@@ -51,4 +51,28 @@ void sl_perfmap_free(struct sl_jit_sym *v, size_t n);
 /* Entry containing addr, or NULL. */
 const struct sl_jit_sym *sl_perfmap_lookup(const struct sl_jit_sym *v, size_t n, uint64_t addr);
 
+/* 1 when fn is a function a process or thread starts in (_start,
+ * __libc_start_main, __libc_start_call_main, start_thread, clone3, ...):
+ * sl_symbolize drops the user frames above a chain of them. */
+int sl_sym_is_entry_fn(const char *fn);
+/* 1 when fn calls nothing (register_tm_clones, deregister_tm_clones), so
+ * it can never be a caller frame: sl_symbolize ends a user stack below
+ * such a caller frame. */
+int sl_sym_is_never_caller(const char *fn);
+
+/* ---- debuginfod client (symbolize_debuginfod.c, libdebuginfod) ---- */
+struct sl_dbgd;
+/* Settings for debuginfod queries: urls (DEBUGINFOD_URLS), cache directory
+ * (DEBUGINFOD_CACHE_PATH, NULL/"" = default), timeout_s for the whole
+ * download of one file (0 = 10 s). Sets those environment variables now.
+ * NULL on ENOMEM or when libdebuginfod is not usable. */
+struct sl_dbgd *sl_dbgd_new(const char *urls, const char *cache, unsigned timeout_s);
+void sl_dbgd_free(struct sl_dbgd *d);
+/* A read-only fd of the debuginfo (what 0) or executable (what 1) of
+ * build-id id[len], from the cache or downloaded (blocking, at most
+ * timeout_s); *path (malloc'd) its cache path. -errno on failure
+ * (-ENOENT not on the servers, -ETIME timed out). Thread-safe (one
+ * libdebuginfod client per call). */
+int sl_dbgd_fetch(struct sl_dbgd *d, const uint8_t *id, size_t len, int what, char **path);
+
 #endif

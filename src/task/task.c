@@ -287,7 +287,10 @@ struct sl_tasks *sl_tasks_new(const struct sl_tasks_config *cfg, char *err, size
 	}
 	ts->sym = cfg->sym;
 	if (!ts->sym) {
-		ts->sym = sl_symbolizer_new(NULL);
+		struct sl_sym_config sc = { .debuginfod_urls = cfg->debuginfod_urls,
+					    .debuginfod_cache = cfg->debuginfod_cache,
+					    .debuginfod_timeout_s = cfg->debuginfod_timeout_s };
+		ts->sym = sl_symbolizer_new(&sc);
 		ts->own_sym = 1;
 		if (!ts->sym) {
 			snprintf(err, errlen, "symbolizer: out of memory");

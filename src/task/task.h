@@ -140,6 +140,9 @@ struct sl_tasks_config {
 	struct sl_cg_mounts mounts; /* cgroup mounts (copied) */
 	int v1_subsys_id;           /* css_set->subsys index of the v1 controller, -1 none */
 	struct sl_symbolizer *sym;  /* shared symbolizer (owned by the caller); NULL = make one */
+	const char *debuginfod_urls;  /* made symbolizer: tasks.debuginfod_urls, NULL/"" = off */
+	const char *debuginfod_cache; /* tasks.debuginfod_cache */
+	unsigned debuginfod_timeout_s;/* tasks.debuginfod_timeout */
 	int no_probe_load;          /* tests: skip the load probe of the BPF objects */
 	char sysctl_dir[256];       /* tests: kptr_restrict's directory; "" = /proc/sys/kernel */
 };

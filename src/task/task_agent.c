@@ -38,6 +38,9 @@ struct sl_tasks *sl_tasks_start_agent(struct sl_agent *a)
 		.count_entries = (uint32_t)c->count_entries,
 		.mounts = a->mounts,
 		.v1_subsys_id = a->v1_subsys_id,
+		.debuginfod_urls = c->debuginfod_urls,
+		.debuginfod_cache = c->debuginfod_cache,
+		.debuginfod_timeout_s = (unsigned)c->debuginfod_timeout_s,
 	};
 	char err[512];
 

@@ -157,8 +157,13 @@ static int open_profile(struct sl_task_bpf *b, const struct sl_task_bpf_opts *o,
 	bpf_program__set_autoload(b->prof->progs.on_cpu, on);
 	bpf_program__set_autoload(b->prof->progs.off_cpu_switch, !on);
 	bpf_program__set_autoload(b->prof->progs.off_cpu_wakeup, !on);
-	if (o->stack_entries)
+	if (o->stack_entries) {
+		/* user stacks are build-id frames, 4x the size of ip frames:
+		 * a quarter of the entries for the same memory */
+		uint32_t u = o->stack_entries / 4;
 		bpf_map__set_max_entries(b->prof->maps.prof_stacks, o->stack_entries);
+		bpf_map__set_max_entries(b->prof->maps.prof_ustacks, u < 64 ? 64 : u);
+	}
 	if (o->count_entries)
 		bpf_map__set_max_entries(b->prof->maps.prof_counts, o->count_entries);
 	rc = profile_bpf__load(b->prof);
@@ -174,6 +179,8 @@ static int open_profile(struct sl_task_bpf *b, const struct sl_task_bpf_opts *o,
 	b->nstats = SL_PST_MAX;
 	if (!attach)
 		return 0;
+	if ((rc = attach_prog(b, b->prof->progs.prof_exec, "tp_btf/sched_process_exec", err, errlen)))
+		return rc;
 	if (on)
 		return attach_on_cpu(b, err, errlen);
 	b->event = "sched_switch";
@@ -310,6 +317,59 @@ static uint32_t read_stack(int fd, int32_t id, uint64_t *ips)
 	return n;
 }
 
+/* Leaf-first build-id frames of user stack id (prof_ustacks) into bid and
+ * ips (the ip of frames without a build-id); returns the depth. */
+static uint32_t read_ustack(int fd, int32_t id, struct sl_raw_bid *bid, uint64_t *ips)
+{
+	struct bpf_stack_build_id f[STACK_DEPTH];
+	uint32_t n = 0;
+	if (id < 0)
+		return 0;
+	memset(f, 0, sizeof(f));
+	if (bpf_map_lookup_elem(fd, &id, f))
+		return 0;
+	for (; n < STACK_DEPTH && f[n].status != BPF_STACK_BUILD_ID_EMPTY; n++) {
+		memset(&bid[n], 0, sizeof(bid[n]));
+		ips[n] = 0;
+		if (f[n].status == BPF_STACK_BUILD_ID_VALID) {
+			_Static_assert(sizeof(f[n].build_id) == SL_BUILD_ID_MAX, "build-id size");
+			bid[n].len = SL_BUILD_ID_MAX;
+			memcpy(bid[n].id, f[n].build_id, SL_BUILD_ID_MAX);
+			bid[n].offset = f[n].offset;
+		} else {
+			ips[n] = f[n].ip;
+			if (!ips[n])
+				break;
+		}
+	}
+	return n;
+}
+
+int sl_task_bpf_read_execs(struct sl_task_bpf *b, struct sl_prof_exec_val *out, int max)
+{
+	struct sl_prof_exec_key k, next, *prev = NULL;
+	struct sl_prof_exec_val v;
+	int n = 0, fd;
+	if (!b || !b->prof || max <= 0)
+		return 0;
+	fd = bpf_map__fd(b->prof->maps.prof_execs);
+	while (n < max && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v))
+			continue;
+		v.path[sizeof(v.path) - 1] = 0;
+		/* each file once: the entry stays (so BPF does not add it
+		 * again) with tgid UINT32_MAX as the "taken" mark */
+		if (!v.path[0] || v.tgid == UINT32_MAX)
+			continue;
+		out[n++] = v;
+		v.tgid = UINT32_MAX;
+		bpf_map_update_elem(fd, &k, &v, BPF_EXIST);
+	}
+	return n;
+}
+
 struct sl_raw_profile *sl_task_bpf_read_profile(struct sl_task_bpf *b, uint64_t start_wall_ns,
 						uint64_t duration_ns,
 						const char *(*container_of)(void *, uint32_t, uint64_t,
@@ -323,9 +383,11 @@ struct sl_raw_profile *sl_task_bpf_read_profile(struct sl_task_bpf *b, uint64_t 
 	struct sl_raw_profile *rp = sl_raw_profile_new(on ? SL_PROF_ON_CPU : SL_PROF_OFF_CPU,
 						       start_wall_ns, duration_ns, period);
 	uint64_t uips[STACK_DEPTH], kips[STACK_DEPTH];
+	struct sl_raw_bid ubid[STACK_DEPTH];
 	struct sl_prof_key k, next, *prev = NULL;
 	struct sl_prof_val v;
 	int cfd = bpf_map__fd(b->prof->maps.prof_counts), sfd = bpf_map__fd(b->prof->maps.prof_stacks);
+	int ufd = bpf_map__fd(b->prof->maps.prof_ustacks);
 	uint64_t lost_user = 0, lost_kernel = 0;
 
 	if (!rp)
@@ -341,8 +403,9 @@ struct sl_raw_profile *sl_task_bpf_read_profile(struct sl_task_bpf *b, uint64_t 
 		_Static_assert(sizeof(s.comm) == sizeof(v.comm), "comm sizes");
 		memcpy(s.comm, v.comm, sizeof(s.comm) - 1);
 		s.comm[sizeof(s.comm) - 1] = 0;
-		s.n_user = read_stack(sfd, k.user_stack_id, uips);
+		s.n_user = read_ustack(ufd, k.user_stack_id, ubid, uips);
 		s.user_ips = uips;
+		s.user_bid = ubid;
 		s.n_kernel = read_stack(sfd, k.kernel_stack_id, kips);
 		s.kernel_ips = kips;
 		if (k.user_stack_id < 0 && k.user_stack_id != -EFAULT) {

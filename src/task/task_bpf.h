@@ -13,6 +13,8 @@
 
 struct sl_task_bpf;
 struct sl_raw_profile;
+struct sl_symbolizer;
+struct sl_prof_exec_val;
 
 struct sl_task_bpf_opts {
 	int type;               /* enum sl_task_type */
@@ -52,6 +54,14 @@ struct sl_raw_profile *sl_task_bpf_read_profile(struct sl_task_bpf *b, uint64_t 
 						const char *(*container_of)(void *ctx, uint32_t tgid,
 									    uint64_t cg2, uint64_t cg1),
 						void *ctx, json_t **dropped);
+
+/* Files the target exec'd since the last call (map prof_execs, filled by
+ * tp_btf/sched_process_exec: path as given to execve, the process and its
+ * parent), at most max into out; each file is returned once per task. The
+ * caller indexes them (sl_symbolizer_index_file) so that build-id frames
+ * of processes that exited before anyone looked still symbolize. Returns
+ * the count (0 for other task types). */
+int sl_task_bpf_read_execs(struct sl_task_bpf *b, struct sl_prof_exec_val *out, int max);
 
 /* trace_syscall_errors result: {"total_errors", "errors":[{syscall, nr,
  * errno, errno_name, count, example:{pid, comm}}...] sorted by count,

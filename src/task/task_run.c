@@ -8,6 +8,7 @@
 #include "common/timefmt.h"
 #include "profile/profile.h"
 #include "sandlens/task_abi.h"
+#include "task/task_bpf.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -61,6 +62,28 @@ static void cache_pids(struct run *r, const uint32_t *pids, size_t n)
 			sl_debug(MOD, "task %s: symbolizer snapshot of pid %u: %s", r->t->id, pids[i],
 				 strerror(-rc));
 	}
+}
+
+#define MAX_EXECS 64
+
+/* Index, by build-id, the files the target exec'd (read from the BPF
+ * object under bpf_mu, opened without it). */
+static void index_execs(struct run *r)
+{
+	struct sl_prof_exec_val ex[MAX_EXECS];
+	int n;
+	do {
+		pthread_mutex_lock(&r->t->bpf_mu);
+		n = r->t->bpf ? sl_task_bpf_read_execs(r->t->bpf, ex, MAX_EXECS) : 0;
+		pthread_mutex_unlock(&r->t->bpf_mu);
+		for (int i = 0; i < n; i++) {
+			int pids[2] = { (int)ex[i].tgid, (int)ex[i].ppid };
+			int rc = sl_symbolizer_index_file(r->ts->sym, pids, 2, ex[i].path);
+			if (rc)
+				sl_debug(MOD, "task %s: indexing exec'd %s: %s", r->t->id, ex[i].path,
+					 strerror(-rc));
+		}
+	} while (n == MAX_EXECS);
 }
 
 static const char *container_of(void *ctx, uint32_t tgid, uint64_t cg2, uint64_t cg1)
@@ -170,8 +193,10 @@ static void refresh(struct run *r)
 		r->pids[0] = r->t->spec.pid;
 		r->npids = 1;
 	}
-	if (r->t->spec.type != SL_TASK_SYSCALL_ERRORS)
+	if (r->t->spec.type != SL_TASK_SYSCALL_ERRORS) {
 		cache_pids(r, r->pids, r->npids);
+		index_execs(r);
+	}
 }
 
 static json_t *progress_json(struct run *r, uint64_t elapsed_ns)
@@ -319,6 +344,8 @@ static int collect(struct run *r, uint64_t start_wall, uint64_t dur, char *err, 
 	json_t *sce = NULL, *dropped = NULL, *summary = NULL;
 	int rc = 0;
 
+	if (t->spec.type != SL_TASK_SYSCALL_ERRORS)
+		index_execs(r);
 	pthread_mutex_lock(&t->bpf_mu);
 	if (!t->bpf) {
 		pthread_mutex_unlock(&t->bpf_mu);
