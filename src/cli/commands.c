@@ -42,6 +42,12 @@ static const struct cli_opt profile_opts[] = {
 	{"min-off-cpu-us", 0, "N", "with --off-cpu: ignore off-CPU parts shorter than N us"},
 	{"output", 'o', "FILE", "write the profile to FILE (its extension picks the format: .svg .pb.gz "
 				".folded .json) or to standard output with '-' (folded)"},
+	{"since", 0, "T", "stored continuous-profiling windows from T (RFC 3339, 10m ago, ns); no task"},
+	{"until", 0, "T", "stored windows up to T (same forms; default now)"},
+	{"base-since", 0, "T", "diff: the base range starts at T; --since/--until give the new range"},
+	{"base-until", 0, "T", "diff: the base range ends at T"},
+	{"host", 0, NULL, "stored windows of the whole host (every container and host process)"},
+	{"windows", 0, NULL, "list the stored windows instead of a profile"},
 	{NULL, 0, NULL, NULL},
 };
 
