@@ -11,6 +11,8 @@
  *   phases SECONDS FILE      busy in prof_phase_a() until FILE exists, then
  *                            busy in prof_phase_b(); SECONDS of wall time in
  *                            all (continuous profiling: t_cprof_windows)
+ *   duty SECONDS SPIN_MS PERIOD_MS  prof_spin_loop() for SPIN_MS of every
+ *                            PERIOD_MS (a partly busy workload: bench/cprof-overhead.sh)
  *   syserr N                 N failing system calls of known kinds:
  *                            openat("/nonexistent") (ENOENT), close(-1)
  *                            (EBADF), then sleeps 1 s before exiting
@@ -157,6 +159,14 @@ int main(int argc, char **argv)
 		double end = t0 + secs;
 		calls = prof_phase_a(argv[3], end);
 		prof_phase_b(end);
+	} else if (!strcmp(mode, "duty") && argc == 5) {
+		long spin = atol(argv[3]), period = atol(argv[4]);
+		while (now_s() < t0 + secs) {
+			prof_spin_loop((double)spin / 1000.0);
+			struct timespec ts = {(period - spin) / 1000, ((period - spin) % 1000) * 1000000L};
+			nanosleep(&ts, NULL);
+			calls++;
+		}
 	} else if (!strcmp(mode, "sleeploop") && argc == 4) {
 		calls = prof_sleep_loop(secs, atol(argv[3]));
 	} else if (!strcmp(mode, "pipewait") && argc == 4) {
@@ -165,7 +175,7 @@ int main(int argc, char **argv)
 		calls = prof_syscall_errors(atol(argv[2]));
 		sleep(1);
 	} else {
-		fprintf(stderr, "usage: sl-profprog spin S [CPU] | phases S FILE | sleeploop S MS | pipewait S MS | syserr N\n");
+		fprintf(stderr, "usage: sl-profprog spin S [CPU] | phases S FILE | duty S SPIN_MS PERIOD_MS | sleeploop S MS | pipewait S MS | syserr N\n");
 		return 2;
 	}
 	printf("{\"mode\":\"%s\",\"seconds\":%.6f,\"cpu_s\":%.6f,\"calls\":%ld}\n", mode, now_s() - t0,
