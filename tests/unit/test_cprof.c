@@ -17,6 +17,7 @@
 #include "profile_fixture.h"
 #include "profile/profile_merge.h"
 #include "store/prof_store.h"
+#include "agent/config.h"
 
 static char tdir[64];
 
@@ -343,6 +344,45 @@ static void test_store(void **state)
 	unlink(link);
 }
 
+/* profiling.continuous.*: defaults, and bad values refused naming the key
+ * (the agent exits 2 on them). */
+static void test_config(void **state)
+{
+	(void)state;
+	static struct sl_config c;
+	char err[256];
+	sl_config_defaults(&c);
+	assert_int_equal(c.cprof.enabled, 1);
+	assert_int_equal(c.cprof.hz, 19);
+	assert_int_equal(c.cprof.window_s, 10);
+	assert_int_equal(c.cprof.max_age_s, 86400);
+	assert_int_equal(c.cprof.max_bytes, 256u << 20);
+	const char *ok = "profiling:\n  continuous:\n    hz: 99\n    window: 2s\n    max_bytes: 8MiB\n    max_age: 2h\n";
+	assert_int_equal(sl_config_load_buf(&c, "t.yaml", ok, strlen(ok), err, sizeof(err)), 0);
+	assert_int_equal(c.cprof.hz, 99);
+	assert_int_equal(c.cprof.window_s, 2);
+	assert_int_equal(c.cprof.max_age_s, 7200);
+	static const struct {
+		const char *yaml, *key;
+	} bad[] = {
+		{"profiling:\n  continuous:\n    hz: 0\n", "profiling.continuous.hz"},
+		{"profiling:\n  continuous:\n    hz: 5000\n", "profiling.continuous.hz"},
+		{"profiling:\n  continuous:\n    window: 0s\n", "profiling.continuous.window"},
+		{"profiling:\n  continuous:\n    max_bytes: 1000\n", "profiling.continuous.max_bytes"},
+		{"profiling:\n  continuous:\n    max_bytes: lots\n", "profiling.continuous.max_bytes"},
+		{"profiling:\n  continuous:\n    enabled: maybe\n", "profiling.continuous.enabled"},
+		{"profiling:\n  continuous:\n    rate: 19\n", "profiling.continuous.rate"},
+		{"profiling:\n  continuous:\n    stack_entries: 1\n", "profiling.continuous.stack_entries"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sl_config_defaults(&c);
+		err[0] = 0;
+		assert_int_equal(sl_config_load_buf(&c, "t.yaml", bad[i].yaml, strlen(bad[i].yaml), err, sizeof(err)), -1);
+		if (!strstr(err, bad[i].key))
+			fail_msg("'%s': error '%s' does not name %s", bad[i].yaml, err, bad[i].key);
+	}
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -362,7 +402,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_read_garbage), cmocka_unit_test(test_merge),
-		cmocka_unit_test(test_delta),     cmocka_unit_test(test_store),
+		cmocka_unit_test(test_delta),     cmocka_unit_test(test_store),      cmocka_unit_test(test_config),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
