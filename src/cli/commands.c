@@ -90,9 +90,13 @@ const struct cli_command cli_commands[] = {
 	 json_only_opts, 0, 0, NULL, cli_cmd_net},
 	{"profile", "on-/off-CPU profile of a container, pod or process to a file",
 	 "(--container ID | --pod UID | --pid N | --tid N) [--duration D] [--hz N] [--off-cpu "
-	 "[--min-off-cpu-us N]] -o FILE",
+	 "[--min-off-cpu-us N]] -o FILE | (--container ID | --pod UID | --host) --since T [--until T] "
+	 "[--base-since T [--base-until T]] [--windows] [-o FILE]",
 	 "Starts a profile task (admin only), shows its progress on a terminal, then writes the "
-	 "result. The file is created mode 0600 without following a planted symlink.",
+	 "result. The file is created mode 0600 without following a planted symlink. With --since "
+	 "(or --until, --base-since, --windows, --host) no task runs: the continuous-profiling "
+	 "windows stored for that range are merged (folded text on standard output without -o), "
+	 "compared with a base range, or listed.",
 	 profile_opts, 0, 0, NULL, cli_cmd_profile},
 	{"tasks", "on-demand tasks: list, show ID, stop ID", "[list | show ID | stop ID] [--json]", NULL,
 	 json_only_opts, 0, 2, tasks_words, cli_cmd_tasks},
