@@ -32,7 +32,7 @@ SKELS := $(patsubst bpf/%.bpf.c,$(B)/skel/%.skel.h,$(BPF_SRCS))
 # libslcommon.a. Everything else but the mains: libsandlens.a.
 COMMON_SRCS := $(wildcard src/common/*.c)
 COMMON_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(COMMON_SRCS))
-LIB_SRCS := $(wildcard src/cgroup/*.c src/store/*.c \
+LIB_SRCS := $(wildcard src/cgroup/*.c src/store/*.c src/cprof/*.c \
 	src/modules/*.c src/api/*.c src/stats/*.c src/profile/*.c src/task/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c)) \
 	$(wildcard src/export/*.c src/opentelemetry/proto/*/v1/*.pb-c.c src/opentelemetry/proto/collector/*/v1/*.pb-c.c)
 # the web UI's files (web/, docs/UI.md), embedded by scripts/gen-webui.sh

@@ -20,6 +20,7 @@ struct sl_runc_index;
 struct sl_stats;
 struct sl_stats_prom;
 struct sl_tasks;
+struct sl_cprof;
 struct sl_pressure_rt;
 struct ring_buffer;
 struct sl_prom;
@@ -39,6 +40,8 @@ struct sl_agent {
 				     * pipeline, the stats collector and task targets */
 	struct sl_stats *stats;     /* workload statistics collector (src/stats); NULL when stats are off */
 	struct sl_tasks *tasks;     /* on-demand task executor (src/task); NULL when tasks are off */
+	struct sl_cprof *cprof;     /* continuous profiling (src/cprof); NULL when off or not started */
+	char cprof_error[256];      /* why cprof is NULL although enabled ("" otherwise) */
 	struct sl_pressure_rt *pressure; /* self-protection (pressure_rt.h); NULL when off */
 	struct sl_exporter *export; /* OTLP export (src/export, export_glue.c); NULL when off */
 	struct sl_series_hist *series_hist; /* the series' recent readings (series_hist.h); NULL: none kept */

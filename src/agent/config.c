@@ -86,6 +86,14 @@ static const struct key keys[] = {
 	{"tasks.debuginfod_urls", K_STR, F(tasks.debuginfod_urls), 0, 0},
 	{"tasks.debuginfod_cache", K_STR, F(tasks.debuginfod_cache), 0, 0},
 	{"tasks.debuginfod_timeout", K_DURATION, F(tasks.debuginfod_timeout_s), 1, 600},
+	{"profiling.continuous.enabled", K_BOOL, F(cprof.enabled), 0, 0},
+	{"profiling.continuous.hz", K_UINT, F(cprof.hz), 1, 1000},
+	{"profiling.continuous.window", K_DURATION, F(cprof.window_s), 1, 3600},
+	{"profiling.continuous.max_age", K_DURATION, F(cprof.max_age_s), 0, UINT32_MAX},
+	{"profiling.continuous.max_bytes", K_BYTES, F(cprof.max_bytes), 0, 1ull << 50},
+	{"profiling.continuous.stack_entries", K_UINT, F(cprof.stack_entries), 64, 1u << 20},
+	{"profiling.continuous.count_entries", K_UINT, F(cprof.count_entries), 64, 1u << 22},
+	{"profiling.continuous.store_path", K_STR, F(cprof.store_path), 0, 0},
 	{"pressure.enabled", K_BOOL, F(pressure.enabled), 0, 0},
 	{"pressure.cpu_budget", K_RATIO, F(pressure.cpu_budget), 1, 64000000},
 	{"pressure.memory_budget", K_BYTES, F(pressure.memory_budget), 0, 1ull << 40},
@@ -175,6 +183,13 @@ static void agent_defaults(struct sl_config *c)
 	snprintf(c->pressure.cgroup.name, sizeof(c->pressure.cgroup.name), "sandlensd");
 	c->pressure.cgroup.cpu_limit = 1.0;
 	c->pressure.cgroup.memory_limit = 512ull << 20;
+	c->cprof.enabled = 1;
+	c->cprof.hz = 19;
+	c->cprof.window_s = 10;
+	c->cprof.max_age_s = 86400;
+	c->cprof.max_bytes = 256ull << 20;
+	c->cprof.stack_entries = 4096;
+	c->cprof.count_entries = 8192;
 	c->export_otlp.timeout_ns = 10000000000ull;
 	c->export_otlp.interval_ns = 30000000000ull;
 	c->export_otlp.batch_size = 512;
@@ -793,6 +808,11 @@ static int validate(struct sl_config *c, char *err, size_t errlen)
 	if (c->store.max_bytes && c->store.max_bytes < (1ull << 20)) {
 		snprintf(err, errlen, "store.max_bytes: %llu is below 1MiB (0 = no limit)",
 			 (unsigned long long)c->store.max_bytes);
+		return -1;
+	}
+	if (c->cprof.max_bytes && c->cprof.max_bytes < (1ull << 20)) {
+		snprintf(err, errlen, "profiling.continuous.max_bytes: %llu is below 1MiB (0 = no limit)",
+			 (unsigned long long)c->cprof.max_bytes);
 		return -1;
 	}
 	if (!c->store.path[0]) {

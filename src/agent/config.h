@@ -91,6 +91,17 @@ struct sl_config {
 		uint64_t debuginfod_timeout_s;/* tasks.debuginfod_timeout: one file, default 10s */
 	} tasks;
 
+	struct {                              /* continuous profiling, docs/PROFILING.md "Continuous profiling" */
+		int enabled;                  /* profiling.continuous.enabled: default true */
+		uint64_t hz;                  /* profiling.continuous.hz: on-CPU samples per second per CPU, default 19 */
+		uint64_t window_s;            /* profiling.continuous.window: default 10s */
+		uint64_t max_age_s;           /* profiling.continuous.max_age: windows kept, default 1d; 0 = no limit */
+		uint64_t max_bytes;           /* profiling.continuous.max_bytes: default 256 MiB; 0 = no limit */
+		uint64_t stack_entries;       /* profiling.continuous.stack_entries: per buffer, default 4096 */
+		uint64_t count_entries;       /* profiling.continuous.count_entries: per buffer, default 8192 */
+		char store_path[512];         /* profiling.continuous.store_path: "" = profiles.db next to store.path */
+	} cprof;
+
 	struct {                              /* self-protection, docs/CONFIG.md "pressure" */
 		int enabled;                  /* pressure.enabled: default true */
 		double cpu_budget;            /* pressure.cpu_budget: share of one CPU, default 0.10 */

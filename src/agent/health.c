@@ -6,6 +6,7 @@
 #include "agent/pressure_rt.h"
 #include "export/exporter.h"
 #include "store/store.h"
+#include "cprof/cprof.h"
 
 #include <string.h>
 
@@ -84,6 +85,8 @@ json_t *sl_agent_health_json(struct sl_agent *a)
 	int store_ok = sst && !strcmp(sst, "ok");
 	json_object_set_new(root, "status", json_string(!ok ? "failed" : store_ok ? "ok" : "degraded"));
 	json_object_set_new(root, "store", store);
+	json_object_set_new(root, "continuous_profiling",
+			    sl_cprof_health_json(a->cprof, a->cfg.cprof.enabled, a->cprof_error));
 	json_object_set_new(root, "version", json_string(SANDLENS_VERSION));
 	json_object_set_new(root, "uptime_seconds", json_real((double)(sl_mono_ns() - a->start_mono_ns) / 1e9));
 	json_object_set_new(root, "attribution", json_boolean(a->attr != NULL));

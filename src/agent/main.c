@@ -21,6 +21,7 @@
 #include "stats/stats.h"
 #include "stats/guest.h"
 #include "task/task_agent.h"
+#include "cprof/cprof_agent.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -518,6 +519,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (sl_cprof_check_paths(&a->cfg, err, sizeof(err))) { /* its own SQLite file too */
+		fprintf(stderr, "sandlensd: invalid configuration: %s\n", err);
+		return 2;
+	}
 	if (a->cfg.api.token_file[0]) { /* a token file others can read is a config error */
 		char tok[SL_API_TOKEN_MAX + 1];
 		int tl = sl_api_token_load(a->cfg.api.token_file, !check_only, tok,
@@ -644,6 +649,8 @@ int main(int argc, char **argv)
 	a->series_hist = sl_series_hist_new(); /* NULL (out of memory): the history route answers empty */
 	if (a->cfg.tasks.enabled)
 		a->tasks = sl_tasks_start_agent(a); /* NULL: logged, task routes answer 503 */
+	if (a->cfg.cprof.enabled)
+		a->cprof = sl_cprof_start_agent(a); /* NULL: logged, profile routes answer 503 */
 	struct sl_api *api = sl_api_start(a, err, sizeof(err));
 	if (!api) {
 		sl_err(MOD, "API: %s", err);
@@ -676,6 +683,8 @@ out_modules:
 	a->pressure = NULL;
 	sl_tasks_free(a->tasks); /* cancels running tasks, destroys their BPF objects */
 	a->tasks = NULL;
+	sl_cprof_free(a->cprof); /* stores the window in progress, detaches */
+	a->cprof = NULL;
 	/* Drain what the kernel already wrote, then detach everything. */
 	if (a->rb) {
 		ring_buffer__consume(a->rb);

@@ -18,6 +18,7 @@ struct sl_store;
 struct sl_stats;
 struct sl_stats_prom;
 struct sl_tasks;
+struct sl_cprof;
 
 /* The loaded configuration (never NULL). */
 const struct sl_config *sl_read_config(struct sl_agent *a);
@@ -26,6 +27,9 @@ const struct sl_config *sl_read_config(struct sl_agent *a);
 struct sl_store *sl_read_store(struct sl_agent *a);
 struct sl_stats *sl_read_stats(struct sl_agent *a);
 struct sl_tasks *sl_read_tasks(struct sl_agent *a);
+/* Continuous profiling (src/cprof/cprof.h): NULL when
+ * profiling.continuous.enabled is false or it could not start. */
+struct sl_cprof *sl_read_cprof(struct sl_agent *a);
 
 /* GET /healthz body (new reference). */
 json_t *sl_read_health(struct sl_agent *a);

@@ -3,6 +3,7 @@
 #include "api/api.h"
 #include "api/api_internal.h"
 #include "api/api_tasks.h"
+#include "api/api_profiles.h"
 #include "api/api_ui.h"
 #include "api/api_watch.h"
 
@@ -378,6 +379,9 @@ static const struct route {
 	{"/api/v1/series/history", h_series_history, NULL},
 	{"/api/v1/workloads", h_workloads, NULL},
 	{"/api/v1/workloads/", h_workload_stats, "/api/v1/workloads/{id}/stats"},
+	{"/api/v1/profiles", sl_api_h_profiles, NULL},
+	{"/api/v1/profiles/diff", sl_api_h_profiles_diff, NULL},
+	{"/api/v1/profiles/windows", sl_api_h_profiles_windows, NULL},
 };
 
 void sl_api_routes(void (*cb)(const char *method, const char *path, void *ctx), void *ctx)
@@ -681,6 +685,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			sl_api_reply_error(&r, 400, "INVALID_ARGUMENT", msg);
 		} else {
 			r.accept_gzip = sl_api_accepts_gzip(c);
+			r.cap_syslog = sl_api_conn_cap_syslog(c);
 			rt->fn(api, ps.p, ps.n, &r);
 		}
 	}

@@ -39,6 +39,9 @@ enum sl_api_access sl_api_route_access(const char *method, const char *url)
 	if (!strncmp(url, tasks, sizeof(tasks) - 1) &&
 	    (url[sizeof(tasks) - 1] == 0 || url[sizeof(tasks) - 1] == '/'))
 		return SL_ACCESS_ADMIN;
+	/* continuous profiles reveal stacks (docs/API.md "Continuous profiles") */
+	if (!strncmp(url, "/api/v1/profiles", 16) && (url[16] == 0 || url[16] == '/'))
+		return SL_ACCESS_ADMIN;
 	if (!strcmp(url, "/api/v1/events") || !strcmp(url, "/api/v1/events/watch"))
 		return SL_ACCESS_REDACTED;
 	return SL_ACCESS_PUBLIC;

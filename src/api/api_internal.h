@@ -69,6 +69,7 @@ struct reply {
 	const void *static_body; /* instead of body: bytes that outlive the response (the UI's files) */
 	const char *location;    /* a Location header (redirects), or NULL */
 	int ui;                  /* a web UI answer: SL_UI_CSP and the framing headers (api_ui.h) */
+	int cap_syslog;          /* the caller has CAP_SYSLOG (sl_api_conn_cap_syslog): kernel addresses */
 };
 
 /* A request body being read (*con_cls of the POST routes: the task

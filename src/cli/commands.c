@@ -51,6 +51,12 @@ static const struct cli_opt profile_opts[] = {
 	{"fault-period", 0, "N", "with --type page_faults: sample every N-th fault per CPU (default 16)"},
 	{"output", 'o', "FILE", "write the profile to FILE (its extension picks the format: .svg .pb.gz "
 				".folded .json) or to standard output with '-' (folded)"},
+	{"since", 0, "T", "stored continuous-profiling windows from T (RFC 3339, 10m ago, ns); no task"},
+	{"until", 0, "T", "stored windows up to T (same forms; default now)"},
+	{"base-since", 0, "T", "diff: the base range starts at T; --since/--until give the new range"},
+	{"base-until", 0, "T", "diff: the base range ends at T"},
+	{"host", 0, NULL, "stored windows of the whole host (every container and host process)"},
+	{"windows", 0, NULL, "list the stored windows instead of a profile"},
 	{NULL, 0, NULL, NULL},
 };
 
@@ -95,12 +101,16 @@ const struct cli_command cli_commands[] = {
 	 json_only_opts, 0, 0, NULL, cli_cmd_net},
 	{"profile", "CPU, off-CPU, memory or lock profile of a container, pod or process to a file",
 	 "(--container ID | --pod UID | --pid N | --tid N) [--duration D] [--hz N] [--off-cpu "
-	 "[--min-off-cpu-us N]] [--type KIND [--fault-period N]] -o FILE",
+	 "[--min-off-cpu-us N]] [--type KIND [--fault-period N]] -o FILE | (--container ID | --pod UID | --host) --since T [--until T] "
+	 "[--base-since T [--base-until T]] [--windows] [-o FILE]",
 	 "Starts a profile task (admin only), shows its progress on a terminal, then writes the "
 	 "result. The file is created mode 0600 without following a planted symlink. --type picks "
 	 "the kind: on_cpu, off_cpu, mem_virtual (mmap/brk bytes), page_faults (sampled user page "
 	 "faults, bytes), resident (resident memory growth), lock_kernel (kernel lock waits), futex "
-	 "(user-space lock waits); docs/TASKS.md.",
+	 "(user-space lock waits); docs/TASKS.md. With --since "
+	 "(or --until, --base-since, --windows, --host) no task runs: the continuous-profiling "
+	 "windows stored for that range are merged (folded text on standard output without -o), "
+	 "compared with a base range, or listed.",
 	 profile_opts, 0, 0, NULL, cli_cmd_profile},
 	{"tasks", "on-demand tasks: list, show ID, stop ID", "[list | show ID | stop ID] [--json]", NULL,
 	 json_only_opts, 0, 2, tasks_words, cli_cmd_tasks},

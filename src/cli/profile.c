@@ -116,6 +116,8 @@ static int write_stdout(const char *buf, size_t len)
 
 int cli_profile_main(struct cli_conn *c, const struct cli_run *cr, volatile sig_atomic_t *stop)
 {
+	if (cli_profile_stored_wanted(cr)) /* continuous profiling windows (profile_stored.c) */
+		return cli_profile_stored(c, cr, write_file, write_stdout);
 	json_t *body = json_object();
 	const char *out = cli_opt(cr, "output"), *v;
 	uint64_t ns = 10000000000ull;

@@ -29,6 +29,14 @@ struct cli_run;
 
 /* `sandlens profile` with its parsed options (commands.c profile_opts). */
 int cli_profile_main(struct cli_conn *c, const struct cli_run *r, volatile sig_atomic_t *stop);
+/* `sandlens profile` over stored continuous-profiling windows
+ * (profile_stored.c, docs/CLI.md): wanted when --since, --until,
+ * --base-since, --base-until, --windows or --host is given. write_file and
+ * write_stdout: profile.c's safe writers (0 or -errno). Returns the exit
+ * code. */
+int cli_profile_stored_wanted(const struct cli_run *r);
+int cli_profile_stored(struct cli_conn *c, const struct cli_run *r, int (*write_file)(const char *, const char *, size_t),
+		       int (*write_stdout)(const char *, size_t));
 
 /* The target options shared by profile and syscall-errors (--container ID |
  * --pod UID | --pid N | --tid N, parsed in r) into the POST body's

@@ -8,6 +8,11 @@
  *   pipewait SECONDS MS      a child writes one byte to a pipe every MS ms;
  *                            the parent blocks in read() in
  *                            prof_pipe_reader() until SECONDS have passed
+ *   phases SECONDS FILE      busy in prof_phase_a() until FILE exists, then
+ *                            busy in prof_phase_b(); SECONDS of wall time in
+ *                            all (continuous profiling: t_cprof_windows)
+ *   duty SECONDS SPIN_MS PERIOD_MS  prof_spin_loop() for SPIN_MS of every
+ *                            PERIOD_MS (a partly busy workload: bench/cprof-overhead.sh)
  *   syserr N                 N failing system calls of known kinds:
  *                            openat("/nonexistent") (ENOENT), close(-1)
  *                            (EBADF), then sleeps 1 s before exiting
@@ -58,6 +63,28 @@ __attribute__((noinline)) uint64_t prof_spin_loop(double seconds)
 	while (now_s() < end)
 		for (int i = 0; i < 100000; i++)
 			acc += (uint64_t)i * 2654435761u;
+	return acc;
+}
+
+/* Busy until path exists or end (monotonic s); 1 when path appeared. */
+__attribute__((noinline)) int prof_phase_a(const char *path, double end)
+{
+	volatile uint64_t acc = 0;
+	while (now_s() < end) {
+		if (!access(path, F_OK))
+			return 1;
+		for (int i = 0; i < 200000; i++)
+			acc += (uint64_t)i * 40503u;
+	}
+	return 0;
+}
+
+__attribute__((noinline)) uint64_t prof_phase_b(double end)
+{
+	volatile uint64_t acc = 0;
+	while (now_s() < end)
+		for (int i = 0; i < 200000; i++)
+			acc += (uint64_t)i * 2246822519u;
 	return acc;
 }
 
@@ -128,6 +155,18 @@ int main(int argc, char **argv)
 		if (argc == 4)
 			pin(atoi(argv[3]));
 		prof_spin_loop(secs);
+	} else if (!strcmp(mode, "phases") && argc == 4) {
+		double end = t0 + secs;
+		calls = prof_phase_a(argv[3], end);
+		prof_phase_b(end);
+	} else if (!strcmp(mode, "duty") && argc == 5) {
+		long spin = atol(argv[3]), period = atol(argv[4]);
+		while (now_s() < t0 + secs) {
+			prof_spin_loop((double)spin / 1000.0);
+			struct timespec ts = {(period - spin) / 1000, ((period - spin) % 1000) * 1000000L};
+			nanosleep(&ts, NULL);
+			calls++;
+		}
 	} else if (!strcmp(mode, "sleeploop") && argc == 4) {
 		calls = prof_sleep_loop(secs, atol(argv[3]));
 	} else if (!strcmp(mode, "pipewait") && argc == 4) {
@@ -136,7 +175,7 @@ int main(int argc, char **argv)
 		calls = prof_syscall_errors(atol(argv[2]));
 		sleep(1);
 	} else {
-		fprintf(stderr, "usage: sl-profprog spin S [CPU] | sleeploop S MS | pipewait S MS | syserr N\n");
+		fprintf(stderr, "usage: sl-profprog spin S [CPU] | phases S FILE | duty S SPIN_MS PERIOD_MS | sleeploop S MS | pipewait S MS | syserr N\n");
 		return 2;
 	}
 	printf("{\"mode\":\"%s\",\"seconds\":%.6f,\"cpu_s\":%.6f,\"calls\":%ld}\n", mode, now_s() - t0,

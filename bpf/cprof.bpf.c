@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Continuous profiling (PROF-5, docs/PROFILING.md "Continuous profiling").
+ *
+ *   perf_event   cprof_sample: one software cpu-clock (or hardware cycles)
+ *                event per online CPU in frequency mode at
+ *                profiling.continuous.hz; the interrupted task's kernel
+ *                and user stacks
+ *
+ * Aggregation in the kernel only, into one of two buffers: buffer i is
+ * cprof_stacks<i> (stack ids) + cprof_counts<i> (count per cgroup pair,
+ * tgid, user stack id, kernel stack id). `active` (.bss, written by user
+ * space through the skeleton's mmap'd bss) selects the buffer a sample goes
+ * to. At the end of a window user space flips `active`, waits for an RCU
+ * grace period (a perf_event program runs inside rcu_read_lock(),
+ * kernel/events/core.c bpf_overflow_handler(); membarrier(2)
+ * MEMBARRIER_CMD_GLOBAL returns after synchronize_rcu()), then reads and
+ * clears the other buffer: a sample is counted in exactly one window.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "common.bpf.h"
+#include "sandlens/cprof.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define EFAULT 14
+
+/* Buffer samples go to: 0 or 1 (user space flips it once per window). */
+volatile __u32 active = 0;
+
+#define STACK_MAP(n)                                                 \
+	struct {                                                     \
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);              \
+		__uint(max_entries, 4096); /* stack_entries */       \
+		__uint(key_size, sizeof(__u32));                     \
+		__uint(value_size, 127 * sizeof(__u64));             \
+	} n SEC(".maps")
+#define COUNT_MAP(n)                                                 \
+	struct {                                                     \
+		__uint(type, BPF_MAP_TYPE_HASH);                     \
+		__uint(max_entries, 8192); /* count_entries */       \
+		__type(key, struct sl_cprof_key);                    \
+		__type(value, struct sl_cprof_val);                  \
+	} n SEC(".maps")
+
+STACK_MAP(cprof_stacks0);
+STACK_MAP(cprof_stacks1);
+COUNT_MAP(cprof_counts0);
+COUNT_MAP(cprof_counts1);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct sl_cprof_pid);
+} cprof_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SL_CPST_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} cprof_stats SEC(".maps");
+
+static __always_inline void count(void *counts, struct sl_cprof_key *k)
+{
+	struct sl_cprof_val *v = bpf_map_lookup_elem(counts, k);
+
+	if (!v) {
+		struct sl_cprof_val z = {};
+
+		bpf_get_current_comm(z.comm, sizeof(z.comm));
+		bpf_map_update_elem(counts, k, &z, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(counts, k);
+		if (!v) {
+			sl_stat_inc(&cprof_stats, SL_CPST_COUNTS_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->count, 1);
+}
+
+SEC("perf_event")
+int cprof_sample(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 pt = bpf_get_current_pid_tgid();
+	struct sl_cprof_key k = {};
+	struct sl_cprof_pid np;
+	__u32 tgid = pt >> 32;
+
+	sl_stat_inc(&cprof_stats, SL_CPST_EVENTS);
+	if (!(__u32)pt) /* the idle task */
+		return 0;
+	sl_task_cgroup_key(t, &k.cgroup_id, &k.cgroup_v1_id);
+	k.tgid = tgid;
+	if (active & 1) {
+		k.user_stack_id = bpf_get_stackid(ctx, &cprof_stacks1, BPF_F_USER_STACK);
+		k.kernel_stack_id = bpf_get_stackid(ctx, &cprof_stacks1, 0);
+		count(&cprof_counts1, &k);
+	} else {
+		k.user_stack_id = bpf_get_stackid(ctx, &cprof_stacks0, BPF_F_USER_STACK);
+		k.kernel_stack_id = bpf_get_stackid(ctx, &cprof_stacks0, 0);
+		count(&cprof_counts0, &k);
+	}
+	sl_stat_inc(&cprof_stats, SL_CPST_SAMPLES);
+	if (k.user_stack_id < 0 && k.user_stack_id != -EFAULT)
+		sl_stat_inc(&cprof_stats, SL_CPST_USTACK_LOST);
+	if (k.kernel_stack_id < 0 && k.kernel_stack_id != -EFAULT)
+		sl_stat_inc(&cprof_stats, SL_CPST_KSTACK_LOST);
+	/* announce a process user space has not drained yet */
+	if (!bpf_map_lookup_elem(&cprof_pids, &tgid)) {
+		np.cgroup_id = k.cgroup_id;
+		np.cgroup_v1_id = k.cgroup_v1_id;
+		if (bpf_map_update_elem(&cprof_pids, &tgid, &np, BPF_NOEXIST) == -7 /* E2BIG */)
+			sl_stat_inc(&cprof_stats, SL_CPST_PIDS_FULL);
+	}
+	return 0;
+}

@@ -1,0 +1,276 @@
+/* The sampler of continuous profiling (cprof_internal.h): bpf/cprof.bpf.c
+ * opened, sized, loaded and attached to one perf event per online CPU; the
+ * buffer flip and the read/clear of the inactive buffer. */
+#include "cprof/cprof_internal.h"
+#include "profile/profile.h"
+#include "sandlens/cprof.h"
+#include "cprof.skel.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CPUS 1024
+#define STACK_DEPTH 127
+
+struct sl_cprof_bpf {
+	struct cprof_bpf *skel;
+	int nlinks;
+	struct bpf_link **links;
+	const char *event;
+	unsigned active; /* buffer the programs write now */
+	int ncpus;       /* possible CPUs (per-CPU map values) */
+};
+
+/* Online CPUs from /sys/devices/system/cpu/online ("0-3,5"). */
+static int online_cpus(int *cpus, int max)
+{
+	char buf[4096];
+	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC), n = 0;
+	if (fd < 0)
+		return -errno;
+	ssize_t len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -EIO;
+	buf[len] = 0;
+	for (char *p = buf; *p && *p != '\n';) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+		if (end == p)
+			return -EINVAL;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a)
+				return -EINVAL;
+		}
+		for (long c = a; c <= b && n < max; c++)
+			cpus[n++] = (int)c;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return n;
+}
+
+static int perf_open(int type, uint64_t config, uint32_t hz, int cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = (uint32_t)type,
+		.config = config,
+		.sample_freq = hz,
+		.freq = 1,
+	};
+	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+void sl_cprof_bpf_destroy(struct sl_cprof_bpf *b)
+{
+	if (!b)
+		return;
+	for (int i = 0; i < b->nlinks; i++)
+		bpf_link__destroy(b->links[i]);
+	free(b->links);
+	cprof_bpf__destroy(b->skel);
+	free(b);
+}
+
+struct sl_cprof_bpf *sl_cprof_bpf_open(uint32_t hz, uint32_t stack_entries, uint32_t count_entries,
+				       int v1_subsys_id, char *err, size_t errlen)
+{
+	struct sl_cprof_bpf *b = calloc(1, sizeof(*b));
+	int cpus[MAX_CPUS], rc, hw = 1;
+	if (!b) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	b->ncpus = libbpf_num_possible_cpus();
+	b->skel = cprof_bpf__open();
+	if (!b->skel || b->ncpus <= 0) {
+		snprintf(err, errlen, "open cprof BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	b->skel->rodata->sl_v1_subsys_id = v1_subsys_id;
+	bpf_map__set_max_entries(b->skel->maps.cprof_stacks0, stack_entries);
+	bpf_map__set_max_entries(b->skel->maps.cprof_stacks1, stack_entries);
+	bpf_map__set_max_entries(b->skel->maps.cprof_counts0, count_entries);
+	bpf_map__set_max_entries(b->skel->maps.cprof_counts1, count_entries);
+	if ((rc = cprof_bpf__load(b->skel))) {
+		snprintf(err, errlen, "load cprof BPF object (perf_event): %s", strerror(-rc));
+		goto fail;
+	}
+	int n = online_cpus(cpus, MAX_CPUS);
+	if (n <= 0) {
+		snprintf(err, errlen, "reading the online CPUs: %s", strerror(n ? -n : EINVAL));
+		goto fail;
+	}
+	b->links = calloc((size_t)n, sizeof(*b->links));
+	if (!b->links) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (int i = 0; i < n; i++) {
+		int fd = hw ? perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, hz, cpus[i]) : -1;
+		if (fd < 0) {
+			hw = 0; /* no PMU (VMs): cpu-clock from here on */
+			fd = perf_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, hz, cpus[i]);
+		}
+		if (fd < 0) {
+			snprintf(err, errlen, "perf_event_open(cpu-clock, cpu %d, %u Hz): %s", cpus[i], hz,
+				 strerror(errno));
+			goto fail;
+		}
+		struct bpf_link *l = bpf_program__attach_perf_event(b->skel->progs.cprof_sample, fd);
+		if (!l) {
+			int e = errno;
+			close(fd);
+			snprintf(err, errlen, "attach perf_event program on cpu %d: %s", cpus[i], strerror(e));
+			goto fail;
+		}
+		b->links[b->nlinks++] = l;
+	}
+	b->event = hw ? "cycles" : "cpu-clock";
+	return b;
+fail:
+	sl_cprof_bpf_destroy(b);
+	return NULL;
+}
+
+const char *sl_cprof_bpf_event(const struct sl_cprof_bpf *b) { return b && b->event ? b->event : ""; }
+
+int sl_cprof_bpf_prog_fd(const struct sl_cprof_bpf *b) { return bpf_program__fd(b->skel->progs.cprof_sample); }
+
+uint64_t sl_cprof_bpf_stat(const struct sl_cprof_bpf *b, int idx)
+{
+	uint32_t key = (uint32_t)idx;
+	uint64_t sum = 0;
+	uint64_t *v = calloc((size_t)b->ncpus, sizeof(*v));
+	if (!v)
+		return 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.cprof_stats), &key, v))
+		for (int i = 0; i < b->ncpus; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
+/* Wait until no program still runs with the old value of `active`: the
+ * perf_event program runs inside rcu_read_lock() (kernel/events/core.c,
+ * bpf_overflow_handler), and MEMBARRIER_CMD_GLOBAL returns after
+ * synchronize_rcu() (kernel/sched/membarrier.c). Without it (nohz_full
+ * hosts refuse it) a pause far longer than one program run. */
+static void grace_period(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return;
+	struct timespec ts = {0, 50 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+}
+
+unsigned sl_cprof_bpf_flip(struct sl_cprof_bpf *b)
+{
+	unsigned old = b->active;
+	b->active = old ^ 1u;
+	__atomic_store_n(&b->skel->bss->active, b->active, __ATOMIC_SEQ_CST);
+	grace_period();
+	return old;
+}
+
+/* Leaf-first ips of stack id; returns the depth (0 when id < 0 or gone). */
+static uint32_t read_stack(int fd, int32_t id, uint64_t *ips)
+{
+	uint32_t n = 0;
+	if (id < 0)
+		return 0;
+	memset(ips, 0, STACK_DEPTH * sizeof(*ips));
+	if (bpf_map_lookup_elem(fd, &id, ips))
+		return 0;
+	while (n < STACK_DEPTH && ips[n])
+		n++;
+	return n;
+}
+
+int sl_cprof_bpf_drain(struct sl_cprof_bpf *b, unsigned buf,
+		       int (*fn)(void *ctx, const struct sl_cprof_stack *s), void *ctx)
+{
+	int cfd = bpf_map__fd(buf ? b->skel->maps.cprof_counts1 : b->skel->maps.cprof_counts0);
+	int sfd = bpf_map__fd(buf ? b->skel->maps.cprof_stacks1 : b->skel->maps.cprof_stacks0);
+	uint64_t uips[STACK_DEPTH], kips[STACK_DEPTH];
+	struct sl_cprof_key k, next, *prev = NULL;
+	struct sl_cprof_val v;
+	int rc = 0;
+
+	while (bpf_map_get_next_key(cfd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(cfd, &k, &v))
+			continue;
+		struct sl_cprof_stack s = {.cgroup_id = k.cgroup_id, .cgroup_v1_id = k.cgroup_v1_id,
+					   .tgid = k.tgid, .count = v.count};
+		memcpy(s.comm, v.comm, sizeof(s.comm) - 1);
+		s.n_user = read_stack(sfd, k.user_stack_id, uips);
+		s.n_kernel = read_stack(sfd, k.kernel_stack_id, kips);
+		s.user_ips = uips;
+		s.kernel_ips = kips;
+		s.user_lost = k.user_stack_id < 0 && k.user_stack_id != -EFAULT;
+		s.kernel_lost = k.kernel_stack_id < 0 && k.kernel_stack_id != -EFAULT;
+		if (!rc)
+			rc = fn(ctx, &s);
+	}
+	/* clear the buffer for its next turn: every key (collected first:
+	 * deleting during a get_next_key walk restarts it) */
+	for (int pass = 0; pass < 2; pass++) {
+		int fd = pass ? sfd : cfd;
+		size_t ksz = pass ? sizeof(uint32_t) : sizeof(struct sl_cprof_key), n = 0, cap = 0;
+		unsigned char *keys = NULL, kb[sizeof(struct sl_cprof_key)], pkb[sizeof(struct sl_cprof_key)];
+		void *pk = NULL;
+		while (bpf_map_get_next_key(fd, pk, kb) == 0) {
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 1024;
+				unsigned char *nk = realloc(keys, nc * ksz);
+				if (!nk)
+					break;
+				keys = nk;
+				cap = nc;
+			}
+			memcpy(keys + n * ksz, kb, ksz);
+			memcpy(pkb, kb, ksz);
+			pk = pkb;
+			n++;
+		}
+		for (size_t i = 0; i < n; i++)
+			bpf_map_delete_elem(fd, keys + i * ksz);
+		free(keys);
+	}
+	return rc;
+}
+
+size_t sl_cprof_bpf_new_pids(struct sl_cprof_bpf *b, struct sl_cprof_newpid *out, size_t max)
+{
+	int fd = bpf_map__fd(b->skel->maps.cprof_pids);
+	uint32_t k, next, *prev = NULL;
+	size_t n = 0;
+	while (n < max && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct sl_cprof_pid v;
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v))
+			continue;
+		out[n].tgid = k;
+		out[n].cgroup_id = v.cgroup_id;
+		out[n].cgroup_v1_id = v.cgroup_v1_id;
+		n++;
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &out[i].tgid);
+	return n;
+}
