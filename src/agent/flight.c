@@ -497,7 +497,8 @@ static struct sl_flight_rec *build(struct sl_flight *f, struct snap *s)
 	struct sl_flight_rec *r = calloc(1, sizeof(*r));
 	json_t *o = json_object(), *supp = json_object();
 	char *head = NULL;
-	qsort(s->e, s->n, sizeof(*s->e), snap_cmp);
+	if (s->n)
+		qsort(s->e, s->n, sizeof(*s->e), snap_cmp);
 	size_t total = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		total += s->e[i].len + 1;
