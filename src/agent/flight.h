@@ -8,7 +8,7 @@
  * index, a type name, a weight and its JSON; no module is named here.
  *
  * Freezing: a trigger (an event whose kind says it means death or a hang:
- * struct sl_event_kind.freezes, src/agent/module.h; or sl_flight_freeze()
+ * ops.kind_freezes, src/agent/module.h; or sl_flight_freeze()
  * from another part of the agent) opens a recording for the container with
  * a new id at once (the triggering event carries it as flight_recording_id)
  * and completes it flight.post_trigger later (default 1 s): the ring's events
