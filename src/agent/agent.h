@@ -45,6 +45,12 @@ struct sl_agent {
 	struct sl_pressure_rt *pressure; /* self-protection (pressure_rt.h); NULL when off */
 	struct sl_exporter *export; /* OTLP export (src/export, export_glue.c); NULL when off */
 	struct sl_series_hist *series_hist; /* the series' recent readings (series_hist.h); NULL: none kept */
+	/* the per-container flight recorder (flight.h, docs/FLIGHT.md) and its
+	 * store (store/flight_store.h); NULL when flight.enabled is false or
+	 * they could not start. Other parts of the agent freeze a container's
+	 * ring with sl_flight_freeze(a->flight, ...) (any thread). */
+	struct sl_flight *flight;
+	struct sl_flight_db *flight_db;
 	struct sl_cg_mounts mounts;
 	int v1_subsys_id;           /* cgroup_subsys_id of cfg.attribution.v1_controller, -1 if not on v1 */
 
@@ -92,6 +98,28 @@ int sl_agent_add_module_ringbufs(struct sl_agent *a, struct sl_module *m);
 int sl_agent_export_start(struct sl_agent *a, int64_t after_id, const char *version);
 /* Stop it (before the modules go: its metrics source reads them). */
 void sl_agent_export_stop(struct sl_agent *a);
+
+/* --- the flight recorder (flight_glue.c) --- */
+
+/* Open its store (the event store's file) and start the recorder when
+ * flight.enabled (a->flight, a->flight_db); after the store opened. 0, or
+ * -1 (logged; the agent goes on without). */
+int sl_agent_flight_start(struct sl_agent *a);
+/* Stop it: the recordings still open are dropped, the queued ones written. */
+void sl_agent_flight_stop(struct sl_agent *a);
+/* Pipeline, before the event's JSON is made (poll loop): when the kind's
+ * freezes() says so, open or join the container's recording and set
+ * fields.flight_recording_id. */
+void sl_agent_flight_check(struct sl_agent *a, unsigned kind, uint64_t ts_mono_ns, const struct sl_attr *at,
+			   json_t *fields);
+/* Pipeline, after (poll loop): the event's JSON text into its container's ring. */
+void sl_agent_flight_append(struct sl_agent *a, unsigned kind, uint64_t ts_mono_ns, const struct sl_attr *at,
+			    uint64_t weight, const char *json);
+/* Each tick (poll loop): the host's drop counters as a sample, aging,
+ * completion of due recordings. */
+void sl_agent_flight_tick(struct sl_agent *a, uint64_t now_ns);
+/* Its /metrics families (API thread). */
+void sl_agent_flight_write_metrics(struct sl_agent *a, struct sl_prom *p);
 
 /* --- reload (reload.c; poll-loop thread) --- */
 

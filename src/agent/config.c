@@ -122,6 +122,17 @@ static const struct key keys[] = {
 	{"export.otlp.client_cert", K_STR, F(export_otlp.client_cert), 0, 0},
 	{"export.otlp.client_key", K_STR, F(export_otlp.client_key), 0, 0},
 	{"export.otlp.persist_cursor", K_BOOL, F(export_otlp.persist_cursor), 0, 0},
+	{"flight.enabled", K_BOOL, F(flight.enabled), 0, 0},
+	{"flight.window", K_DURATION_NS, F(flight.window_ns), 1000000000ull, 3600000000000ull},
+	{"flight.container_max_bytes", K_BYTES, F(flight.container_max_bytes), 4096, 1ull << 30},
+	{"flight.max_bytes", K_BYTES, F(flight.max_bytes), 65536, 1ull << 36},
+	{"flight.max_containers", K_UINT, F(flight.max_containers), 1, 1u << 20},
+	{"flight.post_trigger", K_DURATION_NS, F(flight.post_trigger_ns), 0, 60000000000ull},
+	{"flight.freeze_interval", K_DURATION_NS, F(flight.freeze_interval_ns), 0, 86400000000000ull},
+	{"flight.max_freezes_per_minute", K_UINT, F(flight.max_freezes_per_minute), 1, 10000},
+	{"flight.max_age", K_DURATION, F(flight.max_age_s), 0, UINT32_MAX},
+	{"flight.max_recordings", K_UINT, F(flight.max_recordings), 0, 1000000},
+	{"flight.store_max_bytes", K_BYTES, F(flight.store_max_bytes), 0, 1ull << 40},
 };
 #undef F
 
@@ -199,6 +210,17 @@ static void agent_defaults(struct sl_config *c)
 	c->export_otlp.retry_max_interval_ns = 30000000000ull;
 	c->export_otlp.max_retry_time_ns = 300000000000ull;
 	c->export_otlp.persist_cursor = 1;
+	c->flight.enabled = 1;
+	c->flight.window_ns = 60000000000ull;
+	c->flight.container_max_bytes = 1ull << 20;
+	c->flight.max_bytes = 64ull << 20;
+	c->flight.max_containers = 1024;
+	c->flight.post_trigger_ns = 1000000000ull;
+	c->flight.freeze_interval_ns = 60000000000ull;
+	c->flight.max_freezes_per_minute = 10;
+	c->flight.max_age_s = 7 * 86400;
+	c->flight.max_recordings = 500;
+	c->flight.store_max_bytes = 256ull << 20;
 }
 
 static int parse_u64(const char *s, uint64_t *out, const char **rest)
@@ -813,6 +835,11 @@ static int validate(struct sl_config *c, char *err, size_t errlen)
 	if (c->cprof.max_bytes && c->cprof.max_bytes < (1ull << 20)) {
 		snprintf(err, errlen, "profiling.continuous.max_bytes: %llu is below 1MiB (0 = no limit)",
 			 (unsigned long long)c->cprof.max_bytes);
+		return -1;
+	}
+	if (c->flight.container_max_bytes > c->flight.max_bytes) {
+		snprintf(err, errlen, "flight.container_max_bytes: %llu exceeds flight.max_bytes %llu",
+			 (unsigned long long)c->flight.container_max_bytes, (unsigned long long)c->flight.max_bytes);
 		return -1;
 	}
 	if (!c->store.path[0]) {

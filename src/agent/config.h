@@ -138,6 +138,20 @@ struct sl_config {
 		int persist_cursor;           /* export.otlp.persist_cursor: keep the logs cursor across restarts, default true */
 	} export_otlp;
 
+	struct {                              /* the flight recorder, docs/FLIGHT.md */
+		int enabled;                  /* flight.enabled: default true */
+		uint64_t window_ns;           /* flight.window: how far back a recording reaches, default 60s */
+		uint64_t container_max_bytes; /* flight.container_max_bytes: one container's ring, default 1 MiB */
+		uint64_t max_bytes;           /* flight.max_bytes: all rings, default 64 MiB */
+		uint64_t max_containers;      /* flight.max_containers: rings at most, default 1024 */
+		uint64_t post_trigger_ns;     /* flight.post_trigger: a recording completes this long after its trigger, default 1s */
+		uint64_t freeze_interval_ns;  /* flight.freeze_interval: one recording per container per this, default 1m */
+		uint64_t max_freezes_per_minute; /* flight.max_freezes_per_minute: host-wide, default 10 */
+		uint64_t max_age_s;           /* flight.max_age: stored recordings' retention, default 7d; 0 = off */
+		uint64_t max_recordings;      /* flight.max_recordings: stored recordings at most, default 500; 0 = off */
+		uint64_t store_max_bytes;     /* flight.store_max_bytes: their JSON bytes at most, default 256 MiB; 0 = off */
+	} flight;
+
 	/* Module sections (src/agent/module.h, struct sl_module_config): one
 	 * per module of the list given to sl_config_defaults_mods (the registry
 	 * for sl_config_defaults), in its order. Each module's struct lives in

@@ -27,6 +27,8 @@ const struct sl_field sl_common_fields[] = {
 	{"namespace", SL_FT_STR, 0, "Kubernetes namespace from the runtime's state on the node, \"\" when not found"},
 	{"pod", SL_FT_STR, 0, "Kubernetes pod name, \"\" when not found"},
 	{"container", SL_FT_STR, 0, "container name in the pod spec, \"\" when not found or a sandbox"},
+	{"flight_recording_id", SL_FT_UINT, SL_FF_OPTIONAL,
+	 "the container's flight recording this event froze or joined (docs/FLIGHT.md); absent when none"},
 };
 const unsigned sl_ncommon_fields = sizeof(sl_common_fields) / sizeof(sl_common_fields[0]);
 
@@ -37,7 +39,7 @@ static int reserved(const char *n)
 {
 	static const char *const r[] = {"id", "time", "type", "severity", "subject_kind", "pid", "ppid",
 					"cgroup_id", "cgroup_hierarchy", "container_id", "pod_uid", "runtime",
-					"qos", "namespace", "pod", "container"};
+					"qos", "namespace", "pod", "container", "flight_recording_id"};
 	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
 		if (!strcmp(n, r[i]))
 			return 1;

@@ -343,6 +343,7 @@ static void tick(struct sl_agent *a)
 	}
 	publish_attr_stats(a);
 	sample_series(a);
+	sl_agent_flight_tick(a, now);
 }
 
 /* SIGHUP: reload config_path, bracketed for a service manager by
@@ -640,6 +641,7 @@ int main(int argc, char **argv)
 	int64_t export_after = -1; /* the events the modules emit from now on are exported */
 	if (a->cfg.export_otlp.endpoint[0] && sl_store_max_id(a->store, &export_after, err, sizeof(err)))
 		export_after = -1;
+	sl_agent_flight_start(a); /* failure: logged, the agent goes on without */
 	if (start_modules(a) == 0) {
 		sl_err(MOD, "no module could start; see the errors above");
 		rc = 1;
@@ -694,6 +696,7 @@ out_modules:
 	for (int i = 0; i < a->nmodules; i++)
 		if (a->modules[i].ops->destroy && a->modules[i].enabled && a->modules[i].ops->init)
 			a->modules[i].ops->destroy(&a->modules[i]);
+	sl_agent_flight_stop(a); /* the API is stopped, the modules are gone: no more events */
 	sl_stats_free(a->stats); /* stops its thread; the API is already stopped */
 	a->stats = NULL;
 	sl_store_close(a->store); /* flushes the queue */

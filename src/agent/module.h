@@ -342,6 +342,12 @@ struct sl_module_ops {
 	int (*reconfigure)(struct sl_module *m, const void *new_cfg, const char *key);
 	/* detach every link, free everything. Called once, also after a failed init. */
 	void (*destroy)(struct sl_module *m);
+	/* optional (the flight recorder, docs/FLIGHT.md): 1 when an event of
+	 * kinds[kind] with module fields `fields` means a task of its container
+	 * died or hung (an OOM kill, a crash or kill signal, a hung task): the
+	 * container's flight-recorder ring is frozen and the event carries
+	 * flight_recording_id. Poll-loop thread; pure. NULL: no kind freezes. */
+	int (*kind_freezes)(unsigned kind, const json_t *fields);
 };
 
 struct sl_module {

@@ -169,6 +169,7 @@ void sl_pipeline_emit(struct sl_agent *a, unsigned kind, uint64_t ts_mono_ns, co
 	put_identity(fields, cg, &at);
 	json_object_set_new(fields, "cgroup_hierarchy", json_string(hier == SL_CG_V1 ? "v1" : "v2"));
 	json_object_set_new(fields, "qos", json_string(at.qos));
+	sl_agent_flight_check(a, kind, ts_mono_ns, &at, fields); /* a death: flight_recording_id */
 
 	snprintf(ev.type, sizeof(ev.type), "%s", type);
 	ev.pid = s->kind == SL_SUBJ_TASK ? s->task->pid : 0;
@@ -183,6 +184,7 @@ void sl_pipeline_emit(struct sl_agent *a, unsigned kind, uint64_t ts_mono_ns, co
 		atomic_fetch_add(&a->decode_errors, 1);
 		return;
 	}
+	sl_agent_flight_append(a, kind, ts_mono_ns, &at, weight, ev.json); /* before the store takes it */
 	if (sl_store_submit(a->store, &ev) == -EAGAIN)
 		atomic_fetch_add(&a->kc[kind].dropped_store, weight ? weight : 1);
 	else

@@ -83,4 +83,14 @@ json_t *sl_read_series_history(struct sl_agent *a, const char *module, const cha
  * 404 (unknown module), 503 (M not running), 500 and the reason in err. */
 json_t *sl_read_series_list(struct sl_agent *a, const char *module, unsigned *status, char *err, size_t errlen);
 
+/* GET /api/v1/flight/{id}: flight recording id (docs/FLIGHT.md), its
+ * events' admin-only fields withheld when redact (as GET /api/v1/events);
+ * NULL with *status 404 (none), 503 (the recorder is off), 500 and err. */
+json_t *sl_read_flight(struct sl_agent *a, int64_t id, int redact, unsigned *status, char *err, size_t errlen);
+/* GET /api/v1/flight[?container=C&limit=N]: {"recordings":[{id, time,
+ * container_id, reason, events, bytes}]}, newest first; NULL with *status
+ * and err as sl_read_flight. */
+json_t *sl_read_flight_list(struct sl_agent *a, const char *container, unsigned limit, unsigned *status, char *err,
+			    size_t errlen);
+
 #endif

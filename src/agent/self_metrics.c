@@ -212,6 +212,7 @@ void sl_agent_write_metrics_to(struct sl_agent *a, struct sl_prom *p)
 	 * snapshot by reference (sl_agent_stats_prom), not through this copy */
 	sl_stats_write_self_metrics(a->stats, p);
 	sl_pressure_rt_write_metrics(a->pressure, p);
+	sl_agent_flight_write_metrics(a, p);
 
 	double cpu, rss;
 	if (!self_usage(&cpu, &rss)) {

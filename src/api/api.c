@@ -1,6 +1,7 @@
 /* HTTP server: listeners, routing, replies. Routes and bodies: docs/API.md. */
 #include "common/thread_cpu.h"
 #include "api/api.h"
+#include "api/api_flight.h"
 #include "api/api_internal.h"
 #include "api/api_tasks.h"
 #include "api/api_profiles.h"
@@ -382,6 +383,9 @@ static const struct route {
 	{"/api/v1/profiles", sl_api_h_profiles, NULL},
 	{"/api/v1/profiles/diff", sl_api_h_profiles_diff, NULL},
 	{"/api/v1/profiles/windows", sl_api_h_profiles_windows, NULL},
+	{"/api/v1/flight", sl_api_h_flight_list, NULL},
+	{"/api/v1/flight/", sl_api_h_flight_get, "/api/v1/flight/{id}"},
+	{"/api/v1/events/", sl_api_h_event_flight, "/api/v1/events/{id}/flight"},
 };
 
 void sl_api_routes(void (*cb)(const char *method, const char *path, void *ctx), void *ctx)

@@ -42,7 +42,10 @@ enum sl_api_access sl_api_route_access(const char *method, const char *url)
 	/* continuous profiles reveal stacks (docs/API.md "Continuous profiles") */
 	if (!strncmp(url, "/api/v1/profiles", 16) && (url[16] == 0 || url[16] == '/'))
 		return SL_ACCESS_ADMIN;
-	if (!strcmp(url, "/api/v1/events") || !strcmp(url, "/api/v1/events/watch"))
+	if (!strcmp(url, "/api/v1/events") || !strncmp(url, "/api/v1/events/", 15))
+		return SL_ACCESS_REDACTED;
+	/* flight recordings hold events (docs/FLIGHT.md) */
+	if (!strcmp(url, "/api/v1/flight") || !strncmp(url, "/api/v1/flight/", 15))
 		return SL_ACCESS_REDACTED;
 	return SL_ACCESS_PUBLIC;
 }

@@ -57,7 +57,8 @@ enum sl_api_access {
  * - any method other than GET and HEAD (POST, DELETE, ...): ADMIN;
  * - /api/v1/tasks and everything below it (task records echo targets,
  *   progress holds stack frames, results hold stacks and addresses): ADMIN;
- * - /api/v1/events: REDACTED;
+ * - /api/v1/events, everything below it (/watch, /{id}/flight), /api/v1/flight
+ *   and everything below it: REDACTED;
  * - everything else (/healthz, /metrics, /api/v1/containers, /api/v1/sched,
  *   /api/v1/workloads..., /api/v1/capabilities, unknown paths): PUBLIC. */
 enum sl_api_access sl_api_route_access(const char *method, const char *url);

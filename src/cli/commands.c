@@ -67,6 +67,13 @@ static const struct cli_opt syscall_errors_opts[] = {
 	{NULL, 0, NULL, NULL},
 };
 
+static const struct cli_opt flight_opts[] = {
+	{"event", 0, "N", "the recording event N (its store id) froze or joined"},
+	{"container", 0, "ID", "list: only this container's recordings (its full id)"},
+	JSON_OPT,
+	{NULL, 0, NULL, NULL},
+};
+
 static const char *const tasks_words[] = {"list", "show", "stop", NULL};
 static const char *const completion_words[] = {"bash", NULL};
 
@@ -117,6 +124,13 @@ const struct cli_command cli_commands[] = {
 	{"syscall-errors", "failed system calls of a container by (syscall, errno)",
 	 "(--container ID | --pod UID | --pid N | --tid N) [--duration D] [--json]", NULL, syscall_errors_opts,
 	 0, 0, NULL, cli_cmd_syscall_errors},
+	{"flight", "flight recordings: what a container did in the minute before it died or hung",
+	 "[ID | --event N] [--container ID] [--json]",
+	 "Without an argument lists the recordings, newest first. With a recording ID (or --event N, the "
+	 "id of an OOM kill, crash or hung-task event that carries flight_recording_id) prints that "
+	 "recording: its window, triggers and drop notes, then its events as `sandlens events` prints them. "
+	 "Readers get the events without their admin-only fields (argv, stacks); docs/FLIGHT.md.",
+	 flight_opts, 0, 1, NULL, cli_cmd_flight},
 	{"mcp", "Model Context Protocol server on stdin/stdout (docs/MCP.md)", "",
 	 "Serves the Model Context Protocol on stdin/stdout (newline-delimited JSON-RPC 2.0; revisions "
 	 "2025-11-25 and 2026-07-28), answering from the agent's local API. Point an MCP client at it as "

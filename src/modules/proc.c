@@ -502,5 +502,6 @@ const struct sl_module_ops sl_proc_module = {
 	.write_metrics = proc_write_metrics,
 	.write_drops = proc_write_drops,
 	.destroy = proc_destroy,
+	.kind_freezes = sl_proc_kind_freezes,
 	.set_rate_shift = sl_proc_set_rate_shift,
 };

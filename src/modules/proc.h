@@ -42,6 +42,11 @@ extern const struct sl_hook_decl sl_proc_hooks[SL_PROC_NHOOKS];
 /* exit severity: info for a clean exit, notice for a non-zero code,
  * warning for a signal. */
 int sl_proc_exit_severity(const json_t *fields);
+/* The flight-recorder trigger (ops.kind_freezes, docs/FLIGHT.md): an OOM
+ * kill; an exit or fatal signal with a crash signal (default action core:
+ * SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGXCPU,
+ * SIGXFSZ, SIGSYS) or SIGKILL. A polite stop (SIGTERM, SIGINT, ...) is not. */
+int sl_proc_kind_freezes(unsigned kind, const json_t *fields);
 
 /* Split the NUL-separated argument block argv[0..len) of an exec record
  * into a JSON array of strings. A final argument without its NUL (cut at

@@ -93,6 +93,34 @@ int sl_proc_exit_severity(const json_t *fields)
 	return json_integer_value(json_object_get(fields, "exit_code")) ? SL_SEV_NOTICE : SL_SEV_INFO;
 }
 
+/* Flight recorder triggers (struct sl_event_kind.freezes, docs/FLIGHT.md):
+ * the signals that mean a crash (default action "core", signal(7): SIGQUIT,
+ * SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGXCPU, SIGXFSZ,
+ * SIGSYS) or a kill (SIGKILL, also the OOM killer's); a polite stop
+ * (SIGTERM, SIGINT, SIGHUP, ...) does not freeze. */
+static int crash_or_kill(json_int_t sig)
+{
+	switch (sig) {
+	case 3: case 4: case 5: case 6: case 7: case 8: case 9: case 11: case 24: case 25: case 31:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int sl_proc_kind_freezes(unsigned kind, const json_t *fields)
+{
+	switch (kind) {
+	case SL_PROC_K_OOM:
+		return 1;
+	case SL_PROC_K_EXIT:
+	case SL_PROC_K_SIGNAL:
+		return crash_or_kill(json_integer_value(json_object_get(fields, "signal")));
+	default:
+		return 0;
+	}
+}
+
 #define N(a) (unsigned)(sizeof(a) / sizeof((a)[0]))
 
 const struct sl_event_kind sl_proc_kinds[SL_PROC_NKINDS] = {

@@ -122,6 +122,14 @@ static const struct sl_event_kind stall_kinds[] = {
 };
 enum { K_HUNG = 0, K_CPU, K_SOFT, K_HARD, K_RCU };
 
+/* A hung task freezes its container's flight recorder (ops.kind_freezes,
+ * docs/FLIGHT.md); the CPU-wide kinds have no container. */
+static int stall_kind_freezes(unsigned kind, const json_t *fields)
+{
+	(void)fields;
+	return kind == K_HUNG;
+}
+
 /* Hooks, in enum order. */
 enum {
 	H_RAISE = 0, H_ENTRY, H_EXIT, H_IRQ_ENTRY, H_IRQ_EXIT, H_PERF, H_HANG, H_ITER, H_KMSG, NHOOKS,
@@ -865,4 +873,5 @@ const struct sl_module_ops sl_stall_module = {
 	.write_metrics = stall_write_metrics,
 	.write_drops = stall_write_drops,
 	.destroy = stall_destroy,
+	.kind_freezes = stall_kind_freezes,
 };
