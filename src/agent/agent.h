@@ -42,6 +42,7 @@ struct sl_agent {
 	struct sl_pressure_rt *pressure; /* self-protection (pressure_rt.h); NULL when off */
 	struct sl_exporter *export; /* OTLP export (src/export, export_glue.c); NULL when off */
 	struct sl_series_hist *series_hist; /* the series' recent readings (series_hist.h); NULL: none kept */
+	struct sl_auto *autotr;     /* AutoTracing (src/auto, docs/AUTO.md); NULL when auto.enabled is false */
 	struct sl_cg_mounts mounts;
 	int v1_subsys_id;           /* cgroup_subsys_id of cfg.attribution.v1_controller, -1 if not on v1 */
 

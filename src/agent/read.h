@@ -18,6 +18,7 @@ struct sl_store;
 struct sl_stats;
 struct sl_stats_prom;
 struct sl_tasks;
+struct sl_auto;
 
 /* The loaded configuration (never NULL). */
 const struct sl_config *sl_read_config(struct sl_agent *a);
@@ -26,6 +27,8 @@ const struct sl_config *sl_read_config(struct sl_agent *a);
 struct sl_store *sl_read_store(struct sl_agent *a);
 struct sl_stats *sl_read_stats(struct sl_agent *a);
 struct sl_tasks *sl_read_tasks(struct sl_agent *a);
+/* AutoTracing (src/auto/auto.h); NULL when auto.enabled is false. */
+struct sl_auto *sl_read_auto(struct sl_agent *a);
 
 /* GET /healthz body (new reference). */
 json_t *sl_read_health(struct sl_agent *a);
