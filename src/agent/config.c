@@ -116,6 +116,7 @@ static const struct key keys[] = {
 	{"auto.store_path", K_STR, F(autotr.store_path), 0, 0},
 	{"auto.baseline_lookback", K_DURATION, F(autotr.baseline_lookback_s), 60, 86400 * 7},
 	{"auto.max_processes", K_UINT, F(autotr.max_processes), 1, 4096},
+	{"auto.containers", K_STR, F(autotr.containers), 0, 0},
 	{"auto.cpu.enabled", K_BOOL, F(autotr.det[0].enabled), 0, 0},
 	{"auto.cpu.method", K_STR, F(autotr.det[0].method), 0, 0},
 	{"auto.cpu.threshold", K_RATIO, F(autotr.det[0].threshold), 1, 1ull << 50},

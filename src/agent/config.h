@@ -129,6 +129,7 @@ struct sl_config {
 		char store_path[512];         /* auto.store_path: "" = captures.db next to store.path */
 		uint64_t baseline_lookback_s; /* auto.baseline_lookback: diff baseline range, default 1h */
 		uint64_t max_processes;       /* auto.max_processes: per snapshot, default 64 */
+		char containers[512];         /* auto.containers: comma-separated id prefixes watched; "" = all */
 		struct sl_cfg_auto_det {
 			int enabled;          /* auto.<d>.enabled */
 			char method[16];      /* auto.<d>.method: mean|ema|jump|consecutive */

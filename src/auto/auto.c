@@ -220,6 +220,21 @@ static double series_value(struct sl_auto *au, int det, const char *id)
 
 /* ------------------------------------------------------------ containers */
 
+int sl_auto_watched(const char *list, const char *id)
+{
+	if (!list || !*list)
+		return 1;
+	for (const char *p = list; *p;) {
+		while (*p == ',' || *p == ' ')
+			p++;
+		size_t l = strcspn(p, ", ");
+		if (l && !strncmp(id, p, l))
+			return 1;
+		p += l;
+	}
+	return 0;
+}
+
 static struct sl_auto_ctr *ctr_get(struct sl_auto *au, const struct sl_auto_cin *c)
 {
 	struct sl_auto_ctr *e;
@@ -259,7 +274,8 @@ static void psi_arm(struct sl_auto *au, struct sl_auto_ctr *e, const struct sl_a
 {
 	static const char *const files[2] = {"memory.pressure", "cpu.pressure"};
 	for (int k = 0; k < 2; k++) {
-		if (!au->psi_on[k] || e->psi_fd[k] >= 0 || e->psi_tried[k])
+		if (!au->psi_on[k] || !au->det_on[k ? SL_AD_CPUPSI : SL_AD_MEMPSI] || e->psi_fd[k] >= 0 ||
+		    e->psi_tried[k])
 			continue;
 		e->psi_tried[k] = 1;
 		if (!au->mounts.v2[0] || !c->ino_v2) {
@@ -347,6 +363,8 @@ void sl_auto_evaluate(struct sl_auto *au)
 	au->gen++;
 	for (size_t i = 0; i < au->ncin; i++) {
 		const struct sl_auto_cin *c = &au->cin[i];
+		if (!sl_auto_watched(au->a->cfg.autotr.containers, c->id))
+			continue;
 		struct sl_auto_ctr *e = ctr_get(au, c);
 		if (!e)
 			continue;

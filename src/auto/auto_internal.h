@@ -125,6 +125,10 @@ void sl_auto_evaluate(struct sl_auto *au);
 /* Number of CPUs of a cpuset list ("0-3,8"); 0 when malformed. */
 unsigned sl_auto_cpulist_count(const char *s);
 
+/* 1 when container id is watched: list (auto.containers) empty, or one of
+ * its comma-separated prefixes begins id. */
+int sl_auto_watched(const char *list, const char *id);
+
 /* captures.c */
 int sl_auto_captures_init(struct sl_auto *au, char *err, size_t errlen);
 void sl_auto_captures_fini(struct sl_auto *au);
