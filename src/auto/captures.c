@@ -220,12 +220,15 @@ static int finish_profile(struct sl_auto *au, json_t *rec, const char *which, js
 	if (!tid || (st && strcmp(st, "running")))
 		return 1;
 	json_t *t = sl_tasks_get(au->tasks, tid);
-	const char *ts = t ? json_string_value(json_object_get(t, "status")) : "failed";
-	if (ts && (!strcmp(ts, "pending") || !strcmp(ts, "running"))) {
+	char tsb[16];
+	snprintf(tsb, sizeof(tsb), "%s", t && json_string_value(json_object_get(t, "status"))
+					      ? json_string_value(json_object_get(t, "status")) : "failed");
+	const char *ts = tsb;
+	if (!strcmp(ts, "pending") || !strcmp(ts, "running")) {
 		json_decref(t);
 		return 0;
 	}
-	json_object_set_new(pobj, "status", json_string(ts ? ts : "failed"));
+	json_object_set_new(pobj, "status", json_string(ts));
 	json_t *res = t ? json_object_get(t, "result") : NULL;
 	if (t && json_object_get(t, "reason"))
 		json_object_set(pobj, "reason", json_object_get(t, "reason"));
@@ -243,7 +246,7 @@ static int finish_profile(struct sl_auto *au, json_t *rec, const char *which, js
 	}
 	json_decref(t);
 	/* the diff: of the on-CPU profile, else the off-CPU one */
-	if (!*diffed && ts && !strcmp(ts, "done")) {
+	if (!*diffed && !strcmp(ts, "done")) {
 		char *body = NULL;
 		size_t len = 0;
 		const char *ctype;
