@@ -33,7 +33,7 @@ SKELS := $(patsubst bpf/%.bpf.c,$(B)/skel/%.skel.h,$(BPF_SRCS))
 COMMON_SRCS := $(wildcard src/common/*.c)
 COMMON_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(COMMON_SRCS))
 LIB_SRCS := $(wildcard src/cgroup/*.c src/store/*.c src/cprof/*.c \
-	src/modules/*.c src/api/*.c src/stats/*.c src/profile/*.c src/task/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c)) \
+	src/modules/*.c src/api/*.c src/stats/*.c src/profile/*.c src/task/*.c src/auto/*.c) $(filter-out src/agent/main.c,$(wildcard src/agent/*.c)) \
 	$(wildcard src/export/*.c src/opentelemetry/proto/*/v1/*.pb-c.c src/opentelemetry/proto/collector/*/v1/*.pb-c.c)
 # the web UI's files (web/, docs/UI.md), embedded by scripts/gen-webui.sh
 WEB_FILES := $(sort $(wildcard web/*.html web/*.js web/*.css))
@@ -188,7 +188,7 @@ FUZZ_SRCS_k8s_names := src/cgroup/k8s_names.c src/cgroup/runc_state.c src/profil
 # against the plain build's skeleton headers; the agent services they call
 # are never called by the loader and are stubs (config_stubs.c, generated
 # from what the objects leave undefined: each an abort())
-FUZZ_SRCS_config := src/agent/config.c $(wildcard src/common/*.c) $(wildcard src/modules/*.c)
+FUZZ_SRCS_config := src/agent/config.c src/auto/auto_config.c src/auto/detect.c src/auto/psi_trigger.c $(wildcard src/common/*.c) $(wildcard src/modules/*.c)
 FUZZ_SRCS_api_params := src/api/api_params.c src/common/timefmt.c
 FUZZ_SRCS_mcp := $(wildcard src/common/mcp*.c)
 FUZZ_SRCS_task_spec := src/task/spec.c

@@ -51,6 +51,7 @@ struct sl_agent {
 	 * ring with sl_flight_freeze(a->flight, ...) (any thread). */
 	struct sl_flight *flight;
 	struct sl_flight_db *flight_db;
+	struct sl_auto *autotr;     /* AutoTracing (src/auto, docs/AUTO.md); NULL when auto.enabled is false */
 	struct sl_cg_mounts mounts;
 	int v1_subsys_id;           /* cgroup_subsys_id of cfg.attribution.v1_controller, -1 if not on v1 */
 

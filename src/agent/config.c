@@ -5,6 +5,7 @@
 #include "common/detail.h"
 #include "common/log.h"
 #include "common/units.h"
+#include "auto/auto_config.h"
 
 #include <errno.h>
 #include <unistd.h>
@@ -133,6 +134,59 @@ static const struct key keys[] = {
 	{"flight.max_age", K_DURATION, F(flight.max_age_s), 0, UINT32_MAX},
 	{"flight.max_recordings", K_UINT, F(flight.max_recordings), 0, 1000000},
 	{"flight.store_max_bytes", K_BYTES, F(flight.store_max_bytes), 0, 1ull << 40},
+	{"auto.enabled", K_BOOL, F(autotr.enabled), 0, 0},
+	{"auto.cooldown", K_DURATION, F(autotr.cooldown_s), 1, 86400 * 7},
+	{"auto.profile_duration", K_DURATION, F(autotr.profile_duration_s), 1, 300},
+	{"auto.off_cpu", K_BOOL, F(autotr.off_cpu), 0, 0},
+	{"auto.max_captures", K_UINT, F(autotr.max_captures), 1, 1000000},
+	{"auto.store_path", K_STR, F(autotr.store_path), 0, 0},
+	{"auto.baseline_lookback", K_DURATION, F(autotr.baseline_lookback_s), 60, 86400 * 7},
+	{"auto.max_processes", K_UINT, F(autotr.max_processes), 1, 4096},
+	{"auto.containers", K_STR, F(autotr.containers), 0, 0},
+	{"auto.cpu.enabled", K_BOOL, F(autotr.det[0].enabled), 0, 0},
+	{"auto.cpu.method", K_STR, F(autotr.det[0].method), 0, 0},
+	{"auto.cpu.threshold", K_RATIO, F(autotr.det[0].threshold), 1, 1ull << 50},
+	{"auto.cpu.window", K_UINT, F(autotr.det[0].window), 1, 64},
+	{"auto.cpu.baseline", K_RATIO, F(autotr.det[0].baseline), 0, 1000000000},
+	{"auto.throttle.enabled", K_BOOL, F(autotr.det[1].enabled), 0, 0},
+	{"auto.throttle.method", K_STR, F(autotr.det[1].method), 0, 0},
+	{"auto.throttle.threshold", K_RATIO, F(autotr.det[1].threshold), 1, 1ull << 50},
+	{"auto.throttle.window", K_UINT, F(autotr.det[1].window), 1, 64},
+	{"auto.throttle.baseline", K_RATIO, F(autotr.det[1].baseline), 0, 1000000000},
+	{"auto.runqueue.enabled", K_BOOL, F(autotr.det[2].enabled), 0, 0},
+	{"auto.runqueue.method", K_STR, F(autotr.det[2].method), 0, 0},
+	{"auto.runqueue.threshold", K_RATIO, F(autotr.det[2].threshold), 1, 1ull << 50},
+	{"auto.runqueue.window", K_UINT, F(autotr.det[2].window), 1, 64},
+	{"auto.runqueue.baseline", K_RATIO, F(autotr.det[2].baseline), 0, 1000000000},
+	{"auto.runqueue.series", K_STR, F(autotr.det[2].series), 0, 0},
+	{"auto.dstate.enabled", K_BOOL, F(autotr.det[3].enabled), 0, 0},
+	{"auto.dstate.method", K_STR, F(autotr.det[3].method), 0, 0},
+	{"auto.dstate.threshold", K_RATIO, F(autotr.det[3].threshold), 1, 1ull << 50},
+	{"auto.dstate.window", K_UINT, F(autotr.det[3].window), 1, 64},
+	{"auto.dstate.baseline", K_RATIO, F(autotr.det[3].baseline), 0, 1000000000},
+	{"auto.memgrowth.enabled", K_BOOL, F(autotr.det[4].enabled), 0, 0},
+	{"auto.memgrowth.method", K_STR, F(autotr.det[4].method), 0, 0},
+	{"auto.memgrowth.threshold", K_RATIO, F(autotr.det[4].threshold), 1, 1ull << 50},
+	{"auto.memgrowth.window", K_UINT, F(autotr.det[4].window), 1, 64},
+	{"auto.memgrowth.baseline", K_RATIO, F(autotr.det[4].baseline), 0, 1000000000},
+	{"auto.mempsi.enabled", K_BOOL, F(autotr.det[5].enabled), 0, 0},
+	{"auto.mempsi.method", K_STR, F(autotr.det[5].method), 0, 0},
+	{"auto.mempsi.threshold", K_RATIO, F(autotr.det[5].threshold), 1, 1ull << 50},
+	{"auto.mempsi.window", K_UINT, F(autotr.det[5].window), 1, 64},
+	{"auto.mempsi.baseline", K_RATIO, F(autotr.det[5].baseline), 0, 1000000000},
+	{"auto.mempsi.trigger", K_STR, F(autotr.det[5].trigger), 0, 0},
+	{"auto.cpupsi.enabled", K_BOOL, F(autotr.det[6].enabled), 0, 0},
+	{"auto.cpupsi.method", K_STR, F(autotr.det[6].method), 0, 0},
+	{"auto.cpupsi.threshold", K_RATIO, F(autotr.det[6].threshold), 1, 1ull << 50},
+	{"auto.cpupsi.window", K_UINT, F(autotr.det[6].window), 1, 64},
+	{"auto.cpupsi.baseline", K_RATIO, F(autotr.det[6].baseline), 0, 1000000000},
+	{"auto.cpupsi.trigger", K_STR, F(autotr.det[6].trigger), 0, 0},
+	{"auto.iolat.enabled", K_BOOL, F(autotr.det[7].enabled), 0, 0},
+	{"auto.iolat.method", K_STR, F(autotr.det[7].method), 0, 0},
+	{"auto.iolat.threshold", K_RATIO, F(autotr.det[7].threshold), 1, 1ull << 50},
+	{"auto.iolat.window", K_UINT, F(autotr.det[7].window), 1, 64},
+	{"auto.iolat.baseline", K_RATIO, F(autotr.det[7].baseline), 0, 1000000000},
+	{"auto.iolat.series", K_STR, F(autotr.det[7].series), 0, 0},
 };
 #undef F
 
@@ -221,6 +275,56 @@ static void agent_defaults(struct sl_config *c)
 	c->flight.max_age_s = 7 * 86400;
 	c->flight.max_recordings = 500;
 	c->flight.store_max_bytes = 256ull << 20;
+	c->autotr.cooldown_s = 600;
+	c->autotr.profile_duration_s = 10;
+	c->autotr.off_cpu = 1;
+	c->autotr.max_captures = 1000;
+	c->autotr.baseline_lookback_s = 3600;
+	c->autotr.max_processes = 64;
+	c->autotr.det[0].enabled = 1;
+	snprintf(c->autotr.det[0].method, sizeof(c->autotr.det[0].method), "mean");
+	c->autotr.det[0].threshold = 0.9;
+	c->autotr.det[0].window = 5;
+	c->autotr.det[0].baseline = 0;
+	c->autotr.det[1].enabled = 1;
+	snprintf(c->autotr.det[1].method, sizeof(c->autotr.det[1].method), "consecutive");
+	c->autotr.det[1].threshold = 0.5;
+	c->autotr.det[1].window = 3;
+	c->autotr.det[1].baseline = 0;
+	c->autotr.det[2].enabled = 1;
+	snprintf(c->autotr.det[2].method, sizeof(c->autotr.det[2].method), "ema");
+	c->autotr.det[2].threshold = 0.05;
+	c->autotr.det[2].window = 5;
+	c->autotr.det[2].baseline = 2.0;
+	c->autotr.det[3].enabled = 1;
+	snprintf(c->autotr.det[3].method, sizeof(c->autotr.det[3].method), "consecutive");
+	c->autotr.det[3].threshold = 0.5;
+	c->autotr.det[3].window = 3;
+	c->autotr.det[3].baseline = 0;
+	c->autotr.det[4].enabled = 1;
+	snprintf(c->autotr.det[4].method, sizeof(c->autotr.det[4].method), "mean");
+	c->autotr.det[4].threshold = 67108864;
+	c->autotr.det[4].window = 3;
+	c->autotr.det[4].baseline = 0;
+	c->autotr.det[5].enabled = 1;
+	snprintf(c->autotr.det[5].method, sizeof(c->autotr.det[5].method), "mean");
+	c->autotr.det[5].threshold = 0.15;
+	c->autotr.det[5].window = 1;
+	c->autotr.det[5].baseline = 0;
+	c->autotr.det[6].enabled = 1;
+	snprintf(c->autotr.det[6].method, sizeof(c->autotr.det[6].method), "mean");
+	c->autotr.det[6].threshold = 0.15;
+	c->autotr.det[6].window = 1;
+	c->autotr.det[6].baseline = 0;
+	c->autotr.det[7].enabled = 1;
+	snprintf(c->autotr.det[7].method, sizeof(c->autotr.det[7].method), "ema");
+	c->autotr.det[7].threshold = 0.1;
+	c->autotr.det[7].window = 5;
+	c->autotr.det[7].baseline = 2.0;
+	snprintf(c->autotr.det[2].series, sizeof(c->autotr.det[2].series), "sched_runqueue_latency_p99_seconds");
+	snprintf(c->autotr.det[7].series, sizeof(c->autotr.det[7].series), "io_latency_p99_seconds");
+	snprintf(c->autotr.det[5].trigger, sizeof(c->autotr.det[5].trigger), "some 150000 1000000");
+	snprintf(c->autotr.det[6].trigger, sizeof(c->autotr.det[6].trigger), "some 150000 1000000");
 }
 
 static int parse_u64(const char *s, uint64_t *out, const char **rest)
@@ -795,6 +899,8 @@ void sl_config_defaults_mods(struct sl_config *c, const struct sl_module_ops *co
 
 static int validate(struct sl_config *c, char *err, size_t errlen)
 {
+	if (sl_auto_config_check(c, err, errlen))
+		return -1;
 	if (c->tasks.default_hz > c->tasks.max_hz) {
 		snprintf(err, errlen, "tasks.default_hz: %llu exceeds tasks.max_hz %llu",
 			 (unsigned long long)c->tasks.default_hz, (unsigned long long)c->tasks.max_hz);

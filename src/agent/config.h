@@ -151,6 +151,28 @@ struct sl_config {
 		uint64_t max_recordings;      /* flight.max_recordings: stored recordings at most, default 500; 0 = off */
 		uint64_t store_max_bytes;     /* flight.store_max_bytes: their JSON bytes at most, default 256 MiB; 0 = off */
 	} flight;
+	/* AutoTracing (docs/AUTO.md, keys in docs/CONFIG.md "auto"): detectors
+	 * and captures. Detector order: SL_AUTO_DETECTORS (src/auto/auto.h). */
+	struct {
+		int enabled;                  /* auto.enabled: default false */
+		uint64_t cooldown_s;          /* auto.cooldown: per (container, detector), default 10m */
+		uint64_t profile_duration_s;  /* auto.profile_duration: default 10s */
+		int off_cpu;                  /* auto.off_cpu: off-CPU profile for blocked triggers, default true */
+		uint64_t max_captures;        /* auto.max_captures: records kept, default 1000 */
+		char store_path[512];         /* auto.store_path: "" = captures.db next to store.path */
+		uint64_t baseline_lookback_s; /* auto.baseline_lookback: diff baseline range, default 1h */
+		uint64_t max_processes;       /* auto.max_processes: per snapshot, default 64 */
+		char containers[512];         /* auto.containers: comma-separated id prefixes watched; "" = all */
+		struct sl_cfg_auto_det {
+			int enabled;          /* auto.<d>.enabled */
+			char method[16];      /* auto.<d>.method: mean|ema|jump|consecutive */
+			double threshold;     /* auto.<d>.threshold: in the input's unit */
+			uint64_t window;      /* auto.<d>.window: readings */
+			double baseline;      /* auto.<d>.baseline: factor over the own p99, 0 = constant */
+			char series[96];      /* auto.<d>.series (series inputs): a declared series name */
+			char trigger[48];     /* auto.<d>.trigger (pressure inputs): PSI trigger, "" = sampling */
+		} det[8];
+	} autotr;
 
 	/* Module sections (src/agent/module.h, struct sl_module_config): one
 	 * per module of the list given to sl_config_defaults_mods (the registry

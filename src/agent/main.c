@@ -5,6 +5,7 @@
  * is ready, reloading and stopping. */
 #include "common/version.h"
 #include "agent/agent.h"
+#include "auto/auto.h"
 #include "agent/container_events.h"
 #include "agent/pressure_rt.h"
 #include "agent/probe.h"
@@ -653,6 +654,7 @@ int main(int argc, char **argv)
 		a->tasks = sl_tasks_start_agent(a); /* NULL: logged, task routes answer 503 */
 	if (a->cfg.cprof.enabled)
 		a->cprof = sl_cprof_start_agent(a); /* NULL: logged, profile routes answer 503 */
+	a->autotr = sl_auto_start(a); /* NULL: auto.enabled false or failed (logged) */
 	struct sl_api *api = sl_api_start(a, err, sizeof(err));
 	if (!api) {
 		sl_err(MOD, "API: %s", err);
@@ -681,6 +683,8 @@ int main(int argc, char **argv)
 	sl_api_drain_streams(api, 1000); /* the streams of the tasks that did end */
 	sl_api_stop(api); /* ends the remaining follow streams; no handler runs after this */
 out_modules:
+	sl_auto_stop(a->autotr); /* before the tasks it starts; the API is stopped */
+	a->autotr = NULL;
 	sl_pressure_rt_free(a->pressure); /* level 0, own cgroup left; before modules and stats go */
 	a->pressure = NULL;
 	sl_tasks_free(a->tasks); /* cancels running tasks, destroys their BPF objects */

@@ -19,6 +19,7 @@ struct sl_stats;
 struct sl_stats_prom;
 struct sl_tasks;
 struct sl_cprof;
+struct sl_auto;
 
 /* The loaded configuration (never NULL). */
 const struct sl_config *sl_read_config(struct sl_agent *a);
@@ -30,6 +31,8 @@ struct sl_tasks *sl_read_tasks(struct sl_agent *a);
 /* Continuous profiling (src/cprof/cprof.h): NULL when
  * profiling.continuous.enabled is false or it could not start. */
 struct sl_cprof *sl_read_cprof(struct sl_agent *a);
+/* AutoTracing (src/auto/auto.h); NULL when auto.enabled is false. */
+struct sl_auto *sl_read_auto(struct sl_agent *a);
 
 /* GET /healthz body (new reference). */
 json_t *sl_read_health(struct sl_agent *a);

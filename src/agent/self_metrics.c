@@ -4,6 +4,7 @@
  * other components still render as text (written to the writer's stream).
  * API threads: reads atomics, BPF maps and what init wrote. */
 #include "agent/agent.h"
+#include "auto/auto.h"
 #include "agent/container_events.h"
 #include "agent/pressure_rt.h"
 #include "common/log.h"
@@ -148,6 +149,7 @@ void sl_agent_write_metrics_to(struct sl_agent *a, struct sl_prom *p)
 	u64(p, "sandlens_store_queue_depth", SL_PROM_GAUGE, "Records waiting for the store writer.", ss.queue_depth);
 	sl_store_write_metrics(a->store, p);
 	sl_export_write_metrics(a->export, p);
+	sl_auto_write_metrics(a->autotr, p);
 	f64(p, "sandlens_api_cpu_seconds_total", SL_PROM_COUNTER,
 	    "CPU time of the API threads (not counted in pressure.cpu_budget).",
 	    (double)sl_thread_cpu_ns(SL_TCPU_API) / 1e9);

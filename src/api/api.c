@@ -5,6 +5,7 @@
 #include "api/api_internal.h"
 #include "api/api_tasks.h"
 #include "api/api_profiles.h"
+#include "api/api_captures.h"
 #include "api/api_ui.h"
 #include "api/api_watch.h"
 
@@ -395,6 +396,7 @@ void sl_api_routes(void (*cb)(const char *method, const char *path, void *ctx), 
 	cb("GET", SL_API_WATCH_PATH, ctx);
 	cb("POST", "/mcp", ctx);
 	sl_api_tasks_routes(cb, ctx);
+	sl_api_captures_routes(cb, ctx);
 }
 
 void sl_api_route_local(struct sl_api *api, const char *path, const struct sl_api_param *p, size_t n, int redact,
@@ -637,6 +639,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	/* the live event stream (api_watch.c) */
 	if (!strcmp(url, SL_API_WATCH_PATH))
 		return sl_api_watch_request(api, c, method, r.redact);
+
+	/* AutoTracing: status and captures (api_captures.c) */
+	if (sl_api_captures_match(url))
+		return sl_api_captures_request(api->a, c, url, method, admin);
 
 	/* task routes take POST/DELETE, bodies and streams (api_tasks.c) */
 	if (sl_api_tasks_match(url))

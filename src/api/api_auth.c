@@ -47,6 +47,16 @@ enum sl_api_access sl_api_route_access(const char *method, const char *url)
 	/* flight recordings hold events (docs/FLIGHT.md) */
 	if (!strcmp(url, "/api/v1/flight") || !strncmp(url, "/api/v1/flight/", 15))
 		return SL_ACCESS_REDACTED;
+	/* AutoTracing captures: records redacted (argv, kernel stacks), their
+	 * profiles (stacks) for admins (api_captures.c) */
+	if (!strncmp(url, "/api/v1/captures/", 17)) {
+		size_t l = strlen(url);
+		if (l > 8 && !strcmp(url + l - 8, "/profile"))
+			return SL_ACCESS_ADMIN;
+		return SL_ACCESS_REDACTED;
+	}
+	if (!strcmp(url, "/api/v1/captures"))
+		return SL_ACCESS_REDACTED;
 	return SL_ACCESS_PUBLIC;
 }
 

@@ -75,6 +75,14 @@ static const struct cli_opt flight_opts[] = {
 };
 
 static const char *const tasks_words[] = {"list", "show", "stop", NULL};
+static const char *const captures_words[] = {"list", "show", NULL};
+static const struct cli_opt captures_opts[] = {
+	{"container", 0, "ID", "list: captures of containers whose id starts with ID"},
+	{"detector", 0, "NAME", "list: captures of one detector (cpu, throttle, runqueue, dstate, memgrowth, mempsi, cpupsi, iolat)"},
+	{"limit", 0, "N", "list: at most N (1..10000; default 100)"},
+	JSON_OPT,
+	{NULL, 0, NULL, NULL},
+};
 static const char *const completion_words[] = {"bash", NULL};
 
 const struct cli_command cli_commands[] = {
@@ -121,6 +129,10 @@ const struct cli_command cli_commands[] = {
 	 profile_opts, 0, 0, NULL, cli_cmd_profile},
 	{"tasks", "on-demand tasks: list, show ID, stop ID", "[list | show ID | stop ID] [--json]", NULL,
 	 json_only_opts, 0, 2, tasks_words, cli_cmd_tasks},
+	{"captures", "AutoTracing captures: list, show ID (why a detector fired, profile, baseline diff, scene)",
+	 "[list | show ID] [--container ID] [--detector NAME] [--limit N] [--json]",
+	 "Reads GET /api/v1/captures (docs/AUTO.md). Profiles: GET /api/v1/captures/ID/profile?format=pprof|folded|svg|json (admin).",
+	 captures_opts, 0, 2, captures_words, cli_cmd_captures},
 	{"syscall-errors", "failed system calls of a container by (syscall, errno)",
 	 "(--container ID | --pod UID | --pid N | --tid N) [--duration D] [--json]", NULL, syscall_errors_opts,
 	 0, 0, NULL, cli_cmd_syscall_errors},

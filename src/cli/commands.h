@@ -133,5 +133,6 @@ int cli_cmd_mcp(struct cli_run *r);        /* mcp.c */
 int cli_cmd_io(struct cli_run *r);         /* io.c */
 int cli_cmd_net(struct cli_run *r);        /* net.c */
 int cli_cmd_flight(struct cli_run *r);     /* flight.c */
+int cli_cmd_captures(struct cli_run *r);   /* captures.c */
 
 #endif

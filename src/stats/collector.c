@@ -335,5 +335,17 @@ void sl_stats_write_metrics(struct sl_stats *c, struct sl_prom *p)
 	sl_stats_write_self_metrics(c, p);
 }
 
+int sl_stats_visit(struct sl_stats *c, void (*fn)(const struct sl_stats_snap *s, void *ctx), void *ctx)
+{
+	if (!c)
+		return -ENODEV;
+	rcu_read_lock();
+	const struct sl_stats_snap *s = rcu_dereference(c->cur);
+	if (s)
+		fn(s, ctx);
+	rcu_read_unlock();
+	return s ? 0 : -EAGAIN;
+}
+
 void sl_stats_test_lock(struct sl_stats *c) { pthread_mutex_lock(&c->mu); }
 void sl_stats_test_unlock(struct sl_stats *c) { pthread_mutex_unlock(&c->mu); }

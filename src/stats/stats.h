@@ -366,6 +366,12 @@ void sl_stats_write_self_metrics(struct sl_stats *c, struct sl_prom *p);
  * sl_stats_prom_put. */
 struct sl_stats_prom *sl_stats_prom_get(struct sl_stats *c);
 
+/* Call fn(snapshot, ctx) on the current snapshot inside an RCU read
+ * section (fn must not block or keep pointers into it: copy what it
+ * needs). Returns 0, -ENODEV (c NULL), -EAGAIN (no pass completed yet).
+ * Any thread (AutoTracing reads its inputs this way, src/auto). */
+int sl_stats_visit(struct sl_stats *c, void (*fn)(const struct sl_stats_snap *s, void *ctx), void *ctx);
+
 /* Test hooks: hold / release the collector's mutex (the one a pass runs
  * under) to show that readers never need it. */
 void sl_stats_test_lock(struct sl_stats *c);

@@ -49,6 +49,7 @@ STUB(cli_cmd_mcp, "mcp")
 STUB(cli_cmd_io, "io")
 STUB(cli_cmd_net, "net")
 STUB(cli_cmd_flight, "flight")
+STUB(cli_cmd_captures, "captures")
 
 /* cli_parse of a NULL-terminated word list after "sandlens" */
 static int parse(struct cli_run *r, int *act, ...)
