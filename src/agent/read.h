@@ -27,6 +27,10 @@ struct sl_store *sl_read_store(struct sl_agent *a);
 struct sl_stats *sl_read_stats(struct sl_agent *a);
 struct sl_tasks *sl_read_tasks(struct sl_agent *a);
 
+/* The agent's cgroup mounts (one discovery at start; never NULL). */
+struct sl_cg_mounts;
+const struct sl_cg_mounts *sl_read_cg_mounts(struct sl_agent *a);
+
 /* GET /healthz body (new reference). */
 json_t *sl_read_health(struct sl_agent *a);
 /* The agent's and the modules' /metrics families through p. */

@@ -371,6 +371,8 @@ static const struct route {
 	{"/api/v1/series/history", h_series_history, NULL},
 	{"/api/v1/workloads", h_workloads, NULL},
 	{"/api/v1/workloads/", h_workload_stats, "/api/v1/workloads/{id}/stats"},
+	{"/api/v1/sandboxes", sl_api_h_sandboxes, NULL},
+	{"/api/v1/sandboxes/", sl_api_h_sandbox, "/api/v1/sandboxes/{id}"},
 };
 
 void sl_api_routes(void (*cb)(const char *method, const char *path, void *ctx), void *ctx)

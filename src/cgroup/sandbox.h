@@ -176,4 +176,14 @@ int sl_sbx_proc_alive(const char *proc_root, int32_t pid, uint64_t start_time);
 int sl_sbx_read_stat(const char *proc_root, int32_t pid, char comm[SL_SBX_COMM_LEN],
 		     int32_t *ppid, uint64_t *start_time);
 
+/* JSON of one sandbox (sandbox_json.c; docs/API.md "Sandboxes"):
+ * {id, runtime, vmm, pod_uid, cgroup, overhead_cgroup, vmm_pid,
+ * vmm_start_time, vmm_comm, vcpus:[{tid, index, comm}], shim_pids,
+ * gofer_pids, vm_dir, stats}; unknown strings and pids are null. New
+ * reference or NULL (out of memory). */
+struct json_t;
+struct json_t *sl_sbx_json(const struct sl_sbx *s);
+/* {"sandboxes":[...]} of every sandbox in l. */
+struct json_t *sl_sbx_list_json(const struct sl_sbx_list *l);
+
 #endif

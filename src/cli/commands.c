@@ -28,6 +28,13 @@ static const struct cli_opt events_opts[] = {
 
 static const struct cli_opt json_only_opts[] = {JSON_OPT, {NULL, 0, NULL, NULL}};
 
+static const struct cli_opt stats_opts[] = {
+	{"sandbox", 0, "ID", "the sandbox ID (sandlens sandboxes lists them): its figures, source and epoch; "
+			     "exit 1 when ID is not a sandbox"},
+	JSON_OPT,
+	{NULL, 0, NULL, NULL},
+};
+
 static const struct cli_opt top_opts[] = {
 	{"follow", 'f', NULL, "refresh every second until interrupted"},
 	JSON_OPT,
@@ -66,8 +73,14 @@ const struct cli_command cli_commands[] = {
 	 cli_cmd_containers},
 	{"status", "agent health: modules, hooks, self-metrics", "[--json]",
 	 "Exits 1 when the agent reports a failed module.", json_only_opts, 0, 0, NULL, cli_cmd_status},
-	{"stats", "workload statistics: the list, or one pod uid / sandbox / container id", "[ID] [--json]", NULL,
-	 json_only_opts, 0, 1, NULL, cli_cmd_stats},
+	{"stats", "workload statistics: the list, or one pod uid / sandbox / container id",
+	 "[ID | --sandbox ID] [--json]", NULL, stats_opts, 0, 1, NULL, cli_cmd_stats},
+	{"sandboxes", "micro-VM and gVisor sandboxes on this host: runtime, pod, VMM pid, vCPU threads",
+	 "[ID] [--json]",
+	 "Kata (qemu, cloud-hypervisor, firecracker), gVisor (runsc) and Firecracker jailer sandboxes, "
+	 "told from the cgroup layout and the processes in it (docs/ATTRIBUTION.md \"Sandboxes\"). "
+	 "Exit 1 when ID is not a sandbox on this host.",
+	 json_only_opts, 0, 1, NULL, cli_cmd_sandboxes},
 	{"top", "per-container runqueue latency, contention, neighbours over the last interval", "[-f] [--json]",
 	 "Every figure is of the agent's last interval (its length is on the first line). Columns that "
 	 "do not fit the terminal width are dropped, the least important first.",

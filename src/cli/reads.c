@@ -344,6 +344,13 @@ int cli_cmd_stats(struct cli_run *r)
 {
 	struct cli_conn *c;
 	int rc = cli_run_connect(r, &c);
+	if (!rc && cli_opt(r, "sandbox")) {
+		if (r->npos) {
+			fprintf(stderr, "sandlens: stats: give either ID or --sandbox ID\n");
+			return CLI_USAGE;
+		}
+		return cli_stats_sandbox(c, cli_opt(r, "sandbox"), cli_flag(r, "json"));
+	}
 	return rc ? rc : cli_stats(c, r->npos ? r->pos[0] : NULL, cli_flag(r, "json"));
 }
 

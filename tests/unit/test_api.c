@@ -81,6 +81,7 @@ const struct sl_config *sl_read_config(struct sl_agent *a) { return &a->cfg; }
 struct sl_store *sl_read_store(struct sl_agent *a) { return a->store; }
 struct sl_stats *sl_read_stats(struct sl_agent *a) { return a->stats; }
 struct sl_tasks *sl_read_tasks(struct sl_agent *a) { return a->tasks; }
+const struct sl_cg_mounts *sl_read_cg_mounts(struct sl_agent *a) { return &a->mounts; }
 struct sl_stats_prom *sl_read_stats_prom(struct sl_agent *a) { return sl_agent_stats_prom(a); }
 void sl_read_metrics(struct sl_agent *a, struct sl_prom *p) { stub_write_metrics(a, sl_prom_stream(p)); }
 void sl_read_metrics_refused(struct sl_prom *p) { (void)p; }
