@@ -43,6 +43,8 @@ static const struct cli_opt top_opts[] = {
 
 static const struct cli_opt profile_opts[] = {
 	TARGET_OPTS,
+	{"sandbox", 0, "ID", "target: a sandbox's VMM process (sandlens sandboxes); its vCPU threads are told "
+			     "by the samples' comm/tid labels"},
 	{"duration", 0, "D", "how long to profile (default 10s; 10s, 2m)"},
 	{"hz", 0, "N", "on-CPU sampling frequency (default: the agent's)"},
 	{"off-cpu", 0, NULL, "off-CPU profile: where the target blocked or waited for a CPU"},

@@ -11,6 +11,8 @@
 # No real micro-VM can run here (no nested virtualization): what needs a
 # live guest is tested against fixtures (tests/unit/test_sandbox.c) and by
 # the guest-agent protocol tests.
+#   0. `sandlens profile --sandbox ID` profiles the VMM: the folded stacks
+#      of its vCPU threads start with their names (vcpu0, vcpu1);
 #   1. `sandlens sandboxes` and GET /api/v1/sandboxes/{id}: runtime kata, vmm
 #      cloud-hypervisor, the pod uid, the VMM pid and exactly its vCPU tids
 #      (checked against /proc/<pid>/task/*/comm), the shim pid, the
@@ -31,7 +33,7 @@ ct_require
 cat >"$SL_TMP/run.sh" <<'EOF2'
 #!/bin/sh
 /bin/containerd-shim-kata-v2 -namespace k8s.io -id "$SBX" &
-exec /bin/cloud-hypervisor --api-socket "/run/vc/vm/$SBX/clh-api.sock" --vcpus 2 --spin 3
+exec /bin/cloud-hypervisor --api-socket "/run/vc/vm/$SBX/clh-api.sock" --vcpus 2 --spin 8
 EOF2
 ct_create sbx kubepods --script "$SL_TMP/run.sh" -- /run.sh
 SBX=$CT_ID POD=$CT_POD_UID
@@ -63,6 +65,14 @@ until grep -q "vcpus up" "$CT_DIR/stdout" 2>/dev/null; do
 	sleep 0.1
 	n=$((n + 1))
 done
+
+# --- 0. profile --sandbox: the VMM, vCPU threads told by their comm ----------
+sl_cli profile --sandbox "$SBX" --duration 2s -o "$SL_LOGDIR/sbx.folded" >"$SL_LOGDIR/cli-profile.txt" 2>&1 ||
+	{ cat "$SL_LOGDIR/cli-profile.txt"; fail "sandlens profile --sandbox failed"; }
+for v in vcpu0 vcpu1; do
+	grep -q "^$v;" "$SL_LOGDIR/sbx.folded" || fail "no on-CPU stacks of the vCPU thread $v in the --sandbox profile"
+done
+note "profile --sandbox: $(grep -c . "$SL_LOGDIR/sbx.folded") folded stacks, vcpu0 and vcpu1 present"
 
 # --- 1. identity -------------------------------------------------------
 VMM=$(pgrep -f "^/bin/cloud-hypervisor --api-socket /run/vc/vm/$SBX/" | head -1)
