@@ -606,7 +606,8 @@ int sl_sbx_identify(const char *const *cgroups, size_t ncgroups, const struct sl
 		else if (s->runtime == SL_SBX_FIRECRACKER)
 			snprintf(s->vm_dir, sizeof(s->vm_dir), "/srv/jailer/firecracker/%s/root", s->id);
 	}
-	qsort(b.v, b.n, sizeof(*b.v), cmp_sbx);
+	if (b.n)
+		qsort(b.v, b.n, sizeof(*b.v), cmp_sbx);
 	out->sbx = b.v;
 	out->n = b.n;
 	return 0;

@@ -3,12 +3,14 @@
  * virtualization. What it does depends on argv[0]'s basename:
  *   cloud-hypervisor ... --vcpus N --spin S
  *       names N threads "vcpu<i>" (cloud-hypervisor's vCPU thread names,
- *       vmm/src/cpu.rs) with prctl(PR_SET_NAME), each spinning S seconds,
- *       then they sleep; the main thread (comm "cloud-hyperviso", cut by
+ *       vmm/src/cpu.rs) with prctl(PR_SET_NAME), each spinning S seconds
+ *       or until the process gets SIGUSR1 (whichever comes first), then
+ *       they sleep; the main thread (comm "cloud-hyperviso", cut by
  *       the kernel from the exec'd file name) sleeps until killed.
  *   anything else (e.g. containerd-shim-kata-v2 -id ID): sleeps until killed.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,13 @@
 #include <unistd.h>
 
 static double spin_s = 1;
+static volatile sig_atomic_t stop_spin;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	stop_spin = 1;
+}
 
 static double now(void)
 {
@@ -32,7 +41,7 @@ static void *vcpu(void *arg)
 	prctl(PR_SET_NAME, name, 0, 0, 0);
 	volatile unsigned long x = 0;
 	double end = now() + spin_s;
-	while (now() < end)
+	while (!stop_spin && now() < end)
 		for (int i = 0; i < 100000; i++)
 			x += (unsigned long)i;
 	for (;;)
@@ -56,6 +65,7 @@ int main(int argc, char **argv)
 	}
 	if (n < 1 || n > 64)
 		n = 2;
+	signal(SIGUSR1, on_usr1);
 	for (long i = 0; i < n; i++) {
 		pthread_t t;
 		if (pthread_create(&t, NULL, vcpu, (void *)i))

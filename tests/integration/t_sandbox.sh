@@ -12,7 +12,8 @@
 # live guest is tested against fixtures (tests/unit/test_sandbox.c) and by
 # the guest-agent protocol tests.
 #   0. `sandlens profile --sandbox ID` profiles the VMM: the folded stacks
-#      of its vCPU threads start with their names (vcpu0, vcpu1);
+#      of its vCPU threads start with their names (vcpu0, vcpu1; they spin
+#      until the profile is done, SIGUSR1, at most 40 s);
 #   1. `sandlens sandboxes` and GET /api/v1/sandboxes/{id}: runtime kata, vmm
 #      cloud-hypervisor, the pod uid, the VMM pid and exactly its vCPU tids
 #      (checked against /proc/<pid>/task/*/comm), the shim pid, the
@@ -33,7 +34,7 @@ ct_require
 cat >"$SL_TMP/run.sh" <<'EOF2'
 #!/bin/sh
 /bin/containerd-shim-kata-v2 -namespace k8s.io -id "$SBX" &
-exec /bin/cloud-hypervisor --api-socket "/run/vc/vm/$SBX/clh-api.sock" --vcpus 2 --spin 8
+exec /bin/cloud-hypervisor --api-socket "/run/vc/vm/$SBX/clh-api.sock" --vcpus 2 --spin 40
 EOF2
 ct_create sbx kubepods --script "$SL_TMP/run.sh" -- /run.sh
 SBX=$CT_ID POD=$CT_POD_UID
@@ -73,6 +74,7 @@ for v in vcpu0 vcpu1; do
 	grep -q "^$v;" "$SL_LOGDIR/sbx.folded" || fail "no on-CPU stacks of the vCPU thread $v in the --sandbox profile"
 done
 note "profile --sandbox: $(grep -c . "$SL_LOGDIR/sbx.folded") folded stacks, vcpu0 and vcpu1 present"
+kill -USR1 "$(pgrep -f "^/bin/cloud-hypervisor --api-socket /run/vc/vm/$SBX/" | head -1)" # stop spinning
 
 # --- 1. identity -------------------------------------------------------
 VMM=$(pgrep -f "^/bin/cloud-hypervisor --api-socket /run/vc/vm/$SBX/" | head -1)
