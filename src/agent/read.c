@@ -17,6 +17,7 @@ struct sl_stats *sl_read_stats(struct sl_agent *a) { return a->stats; }
 struct sl_tasks *sl_read_tasks(struct sl_agent *a) { return a->tasks; }
 struct sl_cprof *sl_read_cprof(struct sl_agent *a) { return a->cprof; }
 struct sl_auto *sl_read_auto(struct sl_agent *a) { return a->autotr; }
+const struct sl_cg_mounts *sl_read_cg_mounts(struct sl_agent *a) { return &a->mounts; }
 json_t *sl_read_health(struct sl_agent *a) { return sl_agent_health_json(a); }
 void sl_read_metrics(struct sl_agent *a, struct sl_prom *p) { sl_agent_write_metrics_to(a, p); }
 struct sl_stats_prom *sl_read_stats_prom(struct sl_agent *a) { return sl_agent_stats_prom(a); }

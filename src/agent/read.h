@@ -34,6 +34,10 @@ struct sl_cprof *sl_read_cprof(struct sl_agent *a);
 /* AutoTracing (src/auto/auto.h); NULL when auto.enabled is false. */
 struct sl_auto *sl_read_auto(struct sl_agent *a);
 
+/* The agent's cgroup mounts (one discovery at start; never NULL). */
+struct sl_cg_mounts;
+const struct sl_cg_mounts *sl_read_cg_mounts(struct sl_agent *a);
+
 /* GET /healthz body (new reference). */
 json_t *sl_read_health(struct sl_agent *a);
 /* The agent's and the modules' /metrics families through p. */

@@ -387,6 +387,8 @@ static const struct route {
 	{"/api/v1/flight", sl_api_h_flight_list, NULL},
 	{"/api/v1/flight/", sl_api_h_flight_get, "/api/v1/flight/{id}"},
 	{"/api/v1/events/", sl_api_h_event_flight, "/api/v1/events/{id}/flight"},
+	{"/api/v1/sandboxes", sl_api_h_sandboxes, NULL},
+	{"/api/v1/sandboxes/", sl_api_h_sandbox, "/api/v1/sandboxes/{id}"},
 };
 
 void sl_api_routes(void (*cb)(const char *method, const char *path, void *ctx), void *ctx)

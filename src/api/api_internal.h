@@ -155,6 +155,12 @@ void sl_api_reply_error(struct reply *r, unsigned status, const char *code, cons
  * the statistics snapshot's text by reference, identity or gzip. */
 void sl_api_h_metrics(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r);
 
+/* GET /api/v1/sandboxes and /api/v1/sandboxes/{id} (api_sandboxes.c):
+ * sandbox identity scanned at the request (src/cgroup/sandbox.h). 400 for
+ * a malformed id, 404 NOT_FOUND when no such sandbox runs here. */
+void sl_api_h_sandboxes(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r);
+void sl_api_h_sandbox(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r);
+
 /* 1 when the request's Accept-Encoding lines, read as one list, take gzip
  * (common/gzpart.h sl_gz_accepted). */
 int sl_api_accepts_gzip(struct MHD_Connection *c);

@@ -57,7 +57,10 @@ struct sl_attr {
 	char container_id[SL_CONTAINER_ID_LEN];
 	char pod_uid[SL_POD_UID_LEN]; /* k8s pod UID: dashed 8-4-4-4-12 lower case, or a static pod's 32 hex as is */
 	char qos[SL_QOS_LEN];         /* "guaranteed" | "burstable" | "besteffort" | "" */
-	/* What the cgroup is: "container", "conmon" (runtime monitor, not the
+	/* What the cgroup is: "container", "overhead" (a sandbox's overhead
+	 * cgroup, kata_overhead/<id>: is_container YES and container_id the
+	 * sandbox id, so its events are the sandbox's, but it is not a
+	 * container of its own), "conmon" (runtime monitor, not the
 	 * workload), "pod" (pod-level cgroup), "systemd" (a plain
 	 * slice/scope/service), "host" (root or another non-container cgroup),
 	 * "deleted" (every line of a /proc/pid/cgroup file says deleted),

@@ -211,6 +211,7 @@ struct pstate {
 	bool prev_docker;   /* previous segment is "docker" */
 	bool pod_seen, unit_seen;
 	bool kata_overhead; /* a "kata_overhead" segment was seen */
+	bool overhead;      /* the mark is a kata_overhead/<id> sandbox overhead cgroup */
 	int ecs_at;         /* index of an "ecs" first segment, else -1 */
 	const char *qos;    /* pending qos from a qos segment */
 	enum mark mark;
@@ -223,6 +224,7 @@ struct pstate {
 static void mark(struct pstate *st, enum mark m, const char *rt, const char *id, size_t n)
 {
 	st->mark = m;
+	st->overhead = false;
 	st->mrt = rt;
 	st->mid = id;
 	st->midlen = n;
@@ -447,6 +449,7 @@ int sl_cgpath_parse_opts(const char *path, const struct sl_cgpath_opts *opts, st
 			st.kata_overhead = true;
 		} else if (st.kata_overhead && hex_id_ok(s, n)) {
 			mark(&st, M_CONTAINER, "kata", s, n); /* the sandbox id */
+			st.overhead = true;
 		} else if (!kroot && n == 64 && all_hex(s, n)) {
 			mark(&st, M_CONTAINER, st.prev_docker ? "docker" : "", s, n);
 		} else if (st.prev_pod && name_ok(s, n)) {
@@ -475,7 +478,9 @@ int sl_cgpath_parse_opts(const char *path, const struct sl_cgpath_opts *opts, st
 		snprintf(out->runtime, sizeof(out->runtime), "%s", st.mrt);
 		if (st.mark == M_CONTAINER) {
 			set_str(out->container_id, sizeof(out->container_id), st.mid, st.midlen);
-			snprintf(out->kind, sizeof(out->kind), "container");
+			/* the sandbox's overhead cgroup: attributed to the sandbox,
+			 * not a container of its own (src/cgroup/sandbox.h) */
+			snprintf(out->kind, sizeof(out->kind), "%s", st.overhead ? "overhead" : "container");
 		} else {
 			snprintf(out->kind, sizeof(out->kind), "conmon");
 		}

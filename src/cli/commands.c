@@ -29,7 +29,8 @@ static const struct cli_opt events_opts[] = {
 static const struct cli_opt json_only_opts[] = {JSON_OPT, {NULL, 0, NULL, NULL}};
 
 static const struct cli_opt stats_opts[] = {
-	{"sandbox", 0, "ID", "a sandbox id; a Kata micro-VM sandbox is read from inside its guest (source auto)"},
+	{"sandbox", 0, "ID", "the sandbox ID (sandlens sandboxes lists them): its figures, source and epoch; "
+			     "exit 1 when ID is not a sandbox. A Kata micro-VM sandbox is read from inside its guest (source auto)"},
 	{"source", 0, "S", "cgroup (host cgroup, the default for ID), guest (the Kata agent in the guest) or auto"},
 	JSON_OPT,
 	{NULL, 0, NULL, NULL},
@@ -43,6 +44,8 @@ static const struct cli_opt top_opts[] = {
 
 static const struct cli_opt profile_opts[] = {
 	TARGET_OPTS,
+	{"sandbox", 0, "ID", "target: a sandbox's VMM process (sandlens sandboxes); its vCPU threads are told "
+			     "by the samples' comm/tid labels"},
 	{"duration", 0, "D", "how long to profile (default 10s; 10s, 2m)"},
 	{"hz", 0, "N", "on-CPU sampling frequency (default: the agent's)"},
 	{"off-cpu", 0, NULL, "off-CPU profile: where the target blocked or waited for a CPU"},
@@ -100,6 +103,12 @@ const struct cli_command cli_commands[] = {
 	 "[ID | --sandbox ID] [--source cgroup|guest|auto] [--json]",
 	 "The host-cgroup and guest-agent sources count different things and are not comparable "
 	 "(docs/STATS.md).", stats_opts, 0, 1, NULL, cli_cmd_stats},
+	{"sandboxes", "micro-VM and gVisor sandboxes on this host: runtime, pod, VMM pid, vCPU threads",
+	 "[ID] [--json]",
+	 "Kata (qemu, cloud-hypervisor, firecracker), gVisor (runsc) and Firecracker jailer sandboxes, "
+	 "told from the cgroup layout and the processes in it (docs/ATTRIBUTION.md \"Sandboxes\"). "
+	 "Exit 1 when ID is not a sandbox on this host.",
+	 json_only_opts, 0, 1, NULL, cli_cmd_sandboxes},
 	{"top", "per-container runqueue latency, contention, neighbours over the last interval", "[-f] [--json]",
 	 "Every figure is of the agent's last interval (its length is on the first line). Columns that "
 	 "do not fit the terminal width are dropped, the least important first.",

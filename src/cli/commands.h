@@ -122,6 +122,7 @@ int cli_cmd_containers(struct cli_run *r); /* events.c */
 int cli_cmd_status(struct cli_run *r);     /* events.c */
 int cli_cmd_stats(struct cli_run *r);      /* stats.c */
 int cli_cmd_top(struct cli_run *r);        /* top.c */
+int cli_cmd_sandboxes(struct cli_run *r);  /* sandboxes.c */
 int cli_cmd_profile(struct cli_run *r);    /* profile.c */
 int cli_cmd_tasks(struct cli_run *r);      /* tasks.c */
 int cli_cmd_syscall_errors(struct cli_run *r); /* tasks.c */

@@ -173,10 +173,40 @@ int cli_profile_main(struct cli_conn *c, const struct cli_run *cr, volatile sig_
 		if (strcmp(kind, "page_faults"))
 			USAGE("--fault-period is for --type page_faults");
 	}
+	if ((v = cli_opt(cr, "sandbox"))) {
+		/* the sandbox's VMM, resolved now (GET /api/v1/sandboxes/{id}): a
+		 * thread-group target whose samples carry each thread's tid and
+		 * comm, so vCPU threads ("CPU 0/KVM", "vcpu0", "fc_vcpu 0") show */
+		if (t)
+			USAGE("give one target (--container, --pod, --pid, --tid or --sandbox)");
+		char path[256];
+		json_t *sb = NULL;
+		if (strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-") != strlen(v) ||
+		    !*v || strlen(v) > 79)
+			USAGE("--sandbox: '%s' is not a sandbox id", v);
+		snprintf(path, sizeof(path), "/api/v1/sandboxes/%s", v);
+		int grc = cli_get_json(c, path, 0, &sb, NULL);
+		if (grc) {
+			json_decref(body);
+			return grc;
+		}
+		json_t *pid = json_object_get(sb, "vmm_pid");
+		if (!json_is_integer(pid)) {
+			fprintf(stderr, "sandlens: profile: sandbox %s has no VMM running\n", cli_esc(v));
+			json_decref(sb);
+			json_decref(body);
+			return CLI_ERR;
+		}
+		fprintf(stderr, "sandlens: profile: sandbox %s: VMM pid %lld, %zu vCPU threads\n", cli_esc(v),
+			(long long)json_integer_value(pid), json_array_size(json_object_get(sb, "vcpus")));
+		json_object_set_new(body, "target", json_pack("{s:I}", "pid", (json_int_t)json_integer_value(pid)));
+		json_decref(sb);
+		t = 1;
+	}
 	if (!t)
-		USAGE("give a target: --container ID, --pod UID, --pid N or --tid N");
+		USAGE("give a target: --container ID, --pod UID, --pid N, --tid N or --sandbox ID");
 	if (!out)
-		USAGE("give the output file: -o FILE (.svg, .pb.gz, .folded or .json), or -o - for folded text on standard output");
+		USAGE("give the output file: -o FILE (.svg, .html, .pb.gz, .folded or .json), or -o - for folded text on standard output");
 	int to_stdout = !strcmp(out, "-");
 	int fmt = sl_prof_format_from_path(to_stdout ? STDOUT_FORMAT_PATH : out);
 	if (fmt < 0)

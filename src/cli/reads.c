@@ -356,7 +356,12 @@ int cli_cmd_stats(struct cli_run *r)
 		src = "guest_agent";
 	struct cli_conn *c;
 	int rc = cli_run_connect(r, &c);
-	return rc ? rc : cli_stats(c, sb ? sb : r->npos ? r->pos[0] : NULL, src, cli_flag(r, "json"));
+	if (rc)
+		return rc;
+	/* --sandbox: the id must be a sandbox (exit 1 otherwise) */
+	if (sb)
+		return cli_stats_sandbox(c, sb, src, cli_flag(r, "json"));
+	return cli_stats(c, r->npos ? r->pos[0] : NULL, src, cli_flag(r, "json"));
 }
 
 int cli_cmd_top(struct cli_run *r)

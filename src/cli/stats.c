@@ -67,7 +67,7 @@ static const char *str(json_t *o, const char *k)
 	return s ? s : "";
 }
 
-static void print_workload(json_t *w)
+void cli_stats_print_workload(json_t *w)
 {
 	char a[32], b[32], c[32], d[32];
 	json_t *ep = json_object_get(w, "epoch");
@@ -192,7 +192,7 @@ int cli_stats(struct cli_conn *c, const char *id, const char *source, int json)
 		rc = get(c, path, &body, json);
 		if (rc || json)
 			return rc;
-		print_workload(body);
+		cli_stats_print_workload(body);
 	}
 	json_decref(body);
 	if (fflush(stdout) || ferror(stdout))

@@ -14,4 +14,13 @@
  * 404 NOT_FOUND, 409/503 FAILED_PRECONDITION, transport errors. */
 int cli_stats(struct cli_conn *c, const char *id, const char *source, int json);
 
+/* `sandlens stats --sandbox ID`: the workload ID's figures (as cli_stats)
+ * when it is a sandbox; exit CLI_ERR with a message when it is a pod or a
+ * container, or on the API errors cli_stats reports. (sandboxes.c) */
+int cli_stats_sandbox(struct cli_conn *c, const char *id, const char *source, int json);
+
+/* The table of one workload's figures (the 200 body of
+ * /api/v1/workloads/{id}/stats). */
+void cli_stats_print_workload(json_t *w);
+
 #endif

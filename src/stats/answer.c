@@ -77,6 +77,8 @@ static json_t *ctr_json(const struct sl_stats_ctr *c)
 	json_object_set_new(o, "pod_uid", json_string(c->pod_uid));
 	json_object_set_new(o, "sandbox_id", json_string(c->sandbox_id));
 	json_object_set_new(o, "cgroup_path", json_string(c->path));
+	/* "overhead": the sandbox's overhead cgroup (kata_overhead/<id>), not a container */
+	json_object_set_new(o, "role", json_string(c->overhead ? "overhead" : "container"));
 	json_object_set_new(o, "epoch", epoch_json(c->epoch_id, c->epoch_start_ns));
 	json_object_set_new(o, "read", json_boolean(c->read_rc == 0));
 	if (c->read_rc) {
@@ -140,6 +142,11 @@ json_t *sl_stats_wl_json(const struct sl_stats_snap *s, const struct sl_stats_wl
 	json_array_append_new(notes, json_string(
 		"cumulative figures (cpu_*, memory_peak_bytes, io_*, memory_oom_*) count within the epoch; "
 		"a new epoch id means they restarted"));
+	if (w->kind == SL_WL_SANDBOX)
+		json_array_append_new(notes, json_string(
+			"sandbox epoch (source cgroup): the identity of its member cgroups (the sandbox "
+			"cgroup, its overhead cgroup, nested containers); a member re-created (new cgroup "
+			"inode) or added/removed starts a new epoch"));
 	json_object_set_new(o, "notes", notes);
 	for (uint32_t i = 0; i < w->n; i++)
 		json_array_append_new(cs, ctr_json(&s->ctr[s->members[w->first + i]]));

@@ -433,6 +433,11 @@ static int group(struct sl_stats_snap *s, struct found *pods, size_t npods,
 	/* which containers enclose others (sandboxes) */
 	for (size_t i = 0; i < s->nctr; i++) {
 		const struct sl_stats_ctr *c = &s->ctr[i];
+		if (c->overhead) {
+			/* the host cost of sandbox c->id: in its sums, not a container */
+			t[nt++] = (struct tup){SL_WL_SANDBOX, c->id, (int32_t)i};
+			continue;
+		}
 		t[nt++] = (struct tup){SL_WL_CONTAINER, c->id, (int32_t)i};
 		if (c->sandbox_id[0])
 			t[nt++] = (struct tup){SL_WL_SANDBOX, c->sandbox_id, (int32_t)i};
@@ -445,10 +450,11 @@ static int group(struct sl_stats_snap *s, struct found *pods, size_t npods,
 	for (size_t i = 0; i < s->nctr; i++) {
 		const struct sl_stats_ctr *c = &s->ctr[i];
 		int nested = 0;
-		if (strcmp(c->runtime, "kata"))
+		if (strcmp(c->runtime, "kata") || c->overhead)
 			continue;
 		for (size_t k = 0; k < base && !nested; k++)
-			nested = t[k].kind == SL_WL_SANDBOX && !strcmp(t[k].key, c->id);
+			nested = t[k].kind == SL_WL_SANDBOX && !strcmp(t[k].key, c->id) &&
+				 !s->ctr[t[k].idx].overhead;
 		if (!nested && nt < cap)
 			t[nt++] = (struct tup){SL_WL_SANDBOX, c->id, (int32_t)i};
 	}
@@ -617,6 +623,7 @@ struct sl_stats_snap *sl_stats_build(const struct sl_stats_build_opts *o,
 			snprintf(c->qos, sizeof(c->qos), "%s", f->at.qos);
 			snprintf(c->sandbox_id, sizeof(c->sandbox_id), "%s", f->sandbox_id);
 			snprintf(c->path, sizeof(c->path), "%s", f->path);
+			c->overhead = !strcmp(f->at.kind, "overhead");
 			c->ino_v2 = f->ino[0];
 			c->ino_v1 = f->ino[1];
 		} else if (f->what & F_POD) {

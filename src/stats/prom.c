@@ -157,6 +157,8 @@ static void put_io(struct sl_prom *w, const struct sl_stats_snap *s)
 	sl_prom_family(w, bn, SL_PROM_COUNTER,
 		       "Blkio device bytes usage (io.stat rbytes/wbytes; blkio.throttle.io_service_bytes).");
 	for (size_t i = 0; i < s->nctr; i++) {
+		if (s->ctr[i].overhead) /* a sandbox's overhead cgroup: not a container (put_overhead) */
+			continue;
 		const struct sl_cgstat_io *io = &s->ctr[i].st.io;
 		if (s->ctr[i].read_rc || !(io->known & SL_IO_BYTES))
 			continue;
@@ -178,6 +180,8 @@ static void put_io(struct sl_prom *w, const struct sl_stats_snap *s)
 	for (int wr = 0; wr < 2; wr++) {
 		sl_prom_family(w, fsn[wr], SL_PROM_COUNTER, fsh[wr]);
 		for (size_t i = 0; i < s->nctr; i++) {
+			if (s->ctr[i].overhead) /* a sandbox's overhead cgroup: not a container (put_overhead) */
+				continue;
 			const struct sl_cgstat_io *io = &s->ctr[i].st.io;
 			if (s->ctr[i].read_rc || !(io->known & SL_IO_OPS))
 				continue;
@@ -201,6 +205,8 @@ static void put_psi(struct sl_prom *w, const struct sl_stats_snap *s)
 	sl_prom_family(w, n, SL_PROM_COUNTER,
 		       "PSI total stall time ({cpu,memory,io}.pressure total) in seconds; kind some = some tasks stalled, full = all non-idle tasks stalled.");
 	for (size_t i = 0; i < s->nctr; i++) {
+		if (s->ctr[i].overhead) /* a sandbox's overhead cgroup: not a container (put_overhead) */
+			continue;
 		if (s->ctr[i].read_rc)
 			continue;
 		for (int r = 0; r < SL_PSI_NRES; r++) {
@@ -225,6 +231,8 @@ static void put_identity(struct sl_prom *w, const struct sl_stats_snap *s)
 	sl_prom_family(w, "container_start_time_seconds", SL_PROM_GAUGE,
 		       "Start time of the container since unix epoch in seconds (creation of its cgroup: the epoch start).");
 	for (size_t i = 0; i < s->nctr; i++) {
+		if (s->ctr[i].overhead) /* a sandbox's overhead cgroup: not a container (put_overhead) */
+			continue;
 		struct sl_prom_label l[CLAB_MAX];
 		struct sl_attr a;
 		clabels(&s->ctr[i], &a, l, NULL);
@@ -233,6 +241,8 @@ static void put_identity(struct sl_prom *w, const struct sl_stats_snap *s)
 	sl_prom_family(w, "container_last_seen", SL_PROM_GAUGE,
 		       "Last time a container was seen by the exporter (the statistics pass that found its cgroup), unix seconds.");
 	for (size_t i = 0; i < s->nctr; i++) {
+		if (s->ctr[i].overhead) /* a sandbox's overhead cgroup: not a container (put_overhead) */
+			continue;
 		struct sl_prom_label l[CLAB_MAX];
 		struct sl_attr a;
 		clabels(&s->ctr[i], &a, l, NULL);
@@ -245,12 +255,16 @@ static void put_epochs_info(struct sl_prom *w, const struct sl_stats_snap *s)
 	sl_prom_family(w, "sandlens_container_epoch_start_seconds", SL_PROM_GAUGE,
 		       "Start of the container's current epoch (its cgroup's creation); a new epoch label means cumulative counters restarted.");
 	for (size_t i = 0; i < s->nctr; i++) {
+		if (s->ctr[i].overhead) /* a sandbox's overhead cgroup: not a container (put_overhead) */
+			continue;
 		const struct sl_prom_label l[] = {{"id", s->ctr[i].path}, {"epoch", s->ctr[i].epoch_id}, {NULL, NULL}};
 		sl_prom_i64(w, "sandlens_container_epoch_start_seconds", l, s->ctr[i].epoch_start_ns / 1000000000);
 	}
 	sl_prom_family(w, "sandlens_container_info", SL_PROM_GAUGE,
 		       "Identity of each container cgroup (value 1): runtime, pod, QoS, enclosing sandbox, whether it could be read.");
 	for (size_t i = 0; i < s->nctr; i++) {
+		if (s->ctr[i].overhead) /* a sandbox's overhead cgroup: not a container (put_overhead) */
+			continue;
 		const struct sl_stats_ctr *c = &s->ctr[i];
 		struct sl_attr a;
 		struct sl_prom_label l[SL_ATTR_LABELS_MAX + 6];
@@ -264,6 +278,31 @@ static void put_epochs_info(struct sl_prom *w, const struct sl_stats_snap *s)
 		l[n++] = (struct sl_prom_label){"read", c->read_rc == 0 ? "true" : "false"};
 		l[n] = (struct sl_prom_label){NULL, NULL};
 		sl_prom_u64(w, "sandlens_container_info", l, 1);
+	}
+}
+
+/* Sandbox overhead cgroups (kata_overhead/<id>: the shim and the VMM's
+ * non-vCPU threads): the host cost of their sandbox, in the sandbox's
+ * sums, never a container series. */
+static void put_overhead(struct sl_prom *w, const struct sl_stats_snap *s)
+{
+	sl_prom_family(w, "sandlens_sandbox_overhead_cpu_usage_seconds_total", SL_PROM_COUNTER,
+		       "CPU time of a sandbox's overhead cgroup (kata_overhead/<id>: shim, VMM I/O threads), seconds; part of the sandbox's workload sums.");
+	for (size_t i = 0; i < s->nctr; i++) {
+		const struct sl_stats_ctr *c = &s->ctr[i];
+		if (!c->overhead || c->read_rc || !(c->st.cpu.known & SL_CPU_USAGE))
+			continue;
+		const struct sl_prom_label l[] = {{"sandbox_id", c->id}, {"id", c->path}, {NULL, NULL}};
+		put_val(w, "sandlens_sandbox_overhead_cpu_usage_seconds_total", l, V_SEC, c->st.cpu.usage_usec);
+	}
+	sl_prom_family(w, "sandlens_sandbox_overhead_memory_usage_bytes", SL_PROM_GAUGE,
+		       "Memory usage of a sandbox's overhead cgroup, bytes; part of the sandbox's workload sums.");
+	for (size_t i = 0; i < s->nctr; i++) {
+		const struct sl_stats_ctr *c = &s->ctr[i];
+		if (!c->overhead || c->read_rc || !(c->st.mem.known & SL_MEM_USAGE))
+			continue;
+		const struct sl_prom_label l[] = {{"sandbox_id", c->id}, {"id", c->path}, {NULL, NULL}};
+		put_val(w, "sandlens_sandbox_overhead_memory_usage_bytes", l, V_U64, c->st.mem.usage_bytes);
 	}
 }
 
@@ -361,6 +400,8 @@ static void render(struct sl_prom *w, const struct sl_stats_snap *s)
 			put_val(w, fm->name, l, fm->vt, v);
 		}
 		for (size_t i = 0; i < s->nctr; i++) {
+			if (s->ctr[i].overhead) /* a sandbox's overhead cgroup: not a container (put_overhead) */
+				continue;
 			if (s->ctr[i].read_rc || !fm->get(&s->ctr[i], &v))
 				continue;
 			/* cAdvisor's labels (attr_labels.h): id = the cgroup
@@ -377,6 +418,7 @@ static void render(struct sl_prom *w, const struct sl_stats_snap *s)
 	put_psi(w, s);
 	put_epochs_info(w, s);
 	put_workloads(w, s);
+	put_overhead(w, s);
 	put_pass(w, s);
 }
 

@@ -108,6 +108,10 @@ struct sl_stats_ctr {
 	 * (the sandbox this container runs in), "" when none */
 	char sandbox_id[SL_CONTAINER_ID_LEN];
 	char path[SL_STATS_PATH_LEN]; /* relative to the hierarchy roots, "/..." */
+	/* 1: a sandbox's overhead cgroup (kata_overhead/<id>, path rules kind
+	 * "overhead"; id = the sandbox id): a member of that sandbox's
+	 * workload, never a container workload or container series */
+	int overhead;
 	uint64_t ino_v2, ino_v1;      /* directory inode (= cgroup id) per hierarchy, 0 = absent */
 	uint64_t ident;               /* hash of (ino_v2, ino_v1): the epoch identity */
 	char epoch_id[SL_STATS_EPOCH_LEN];

@@ -83,6 +83,7 @@ struct sl_stats *sl_read_stats(struct sl_agent *a) { return a->stats; }
 struct sl_tasks *sl_read_tasks(struct sl_agent *a) { return a->tasks; }
 struct sl_cprof *sl_read_cprof(struct sl_agent *a) { (void)a; return NULL; }
 struct sl_auto *sl_read_auto(struct sl_agent *a) { (void)a; return NULL; }
+const struct sl_cg_mounts *sl_read_cg_mounts(struct sl_agent *a) { return &a->mounts; }
 struct sl_stats_prom *sl_read_stats_prom(struct sl_agent *a) { return sl_agent_stats_prom(a); }
 void sl_read_metrics(struct sl_agent *a, struct sl_prom *p) { stub_write_metrics(a, sl_prom_stream(p)); }
 void sl_read_metrics_refused(struct sl_prom *p) { (void)p; }

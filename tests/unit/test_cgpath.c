@@ -193,6 +193,14 @@ static void test_kinds_and_errors(void **state)
 		0);
 	assert_string_equal(a.pod_uid, "5f3c2a1b-9d8e-4f7a-b6c5-0e1d2c3b4a59");
 	assert_string_equal(a.qos, "burstable");
+	/* a kata sandbox's overhead cgroup: the sandbox's, kind overhead (not a container);
+	 * the sandbox cgroup itself stays a container */
+	assert_int_equal(sl_cgpath_parse("/kata_overhead/ac5be1ec5262ac9cbad8e0cb6fdda98f53128946eb63545ec246ee6a565b8b29", &a), 0);
+	assert_int_equal(a.is_container, SL_YES);
+	assert_string_equal(a.kind, "overhead");
+	assert_string_equal(a.container_id, "ac5be1ec5262ac9cbad8e0cb6fdda98f53128946eb63545ec246ee6a565b8b29");
+	assert_int_equal(sl_cgpath_parse("/kubepods/pod5f3c2a1b-9d8e-4f7a-b6c5-0e1d2c3b4a59/kata_ac5be1ec5262ac9cbad8e0cb6fdda98f53128946eb63545ec246ee6a565b8b29", &a), 0);
+	assert_string_equal(a.kind, "container");
 	assert_int_equal(sl_cgproc_parse("3:cpu:/x (deleted)\n", &a), 0);
 	assert_string_equal(a.kind, "deleted");
 	assert_int_equal(a.is_container, SL_NO);

@@ -381,6 +381,65 @@ static void test_sandbox(void **state)
 	sl_stats_snap_free(s);
 }
 
+static void promtool_ok(const struct sl_stats_prom *pr);
+
+/* A kata sandbox with its overhead cgroup (kata-containers
+ * docs/design/host-cgroups.md, sandbox_cgroup_only off: /kata_overhead/<id>
+ * outside the pod): the overhead is a member of the sandbox (its host
+ * cost), never a container workload or a container_* series; re-creating
+ * it starts a new sandbox epoch (STATS-4, source cgroup). */
+static void test_sandbox_overhead(void **state)
+{
+	(void)state;
+	v2ctr(PODDIR "/kata_" SB, 5000, 0, 5000, 100);
+	v2ctr("/kata_overhead/" SB, 700, 0, 900, 11);
+	struct sl_stats_snap *s = build(NULL, 0);
+	json_t *j = answer(s, SB, 200);
+	assert_string_equal(json_string_value(json_object_get(j, "kind")), "sandbox");
+	assert_string_equal(json_string_value(json_object_get(j, "source")), "cgroup");
+	assert_int_equal(num(j, "containers_total"), 2);
+	assert_int_equal(num(j, "memory_current_bytes"), 5700);
+	assert_int_equal(num(j, "cpu_usage_usec"), 111);
+	json_t *cs = json_object_get(j, "containers"), *x;
+	size_t i, nover = 0;
+	json_array_foreach(cs, i, x)
+		if (!strcmp(json_string_value(json_object_get(x, "role")), "overhead")) {
+			nover++;
+			assert_string_equal(json_string_value(json_object_get(x, "cgroup_path")), "/kata_overhead/" SB);
+		}
+	assert_int_equal(nover, 1);
+	char ep1[64];
+	snprintf(ep1, sizeof(ep1), "%s", json_string_value(json_object_get(json_object_get(j, "epoch"), "id")));
+	json_decref(j);
+	/* not a container: no container workload of that cgroup, no container series */
+	for (size_t k = 0; k < s->nwl; k++)
+		if (s->wl[k].kind == SL_WL_CONTAINER)
+			for (uint32_t m = 0; m < s->wl[k].n; m++)
+				assert_false(s->ctr[s->members[s->wl[k].first + m]].overhead);
+	assert_int_equal(sl_stats_render_prom(s, 0), 0);
+	assert_null(strstr(s->prom->text, "{id=\"/kata_overhead/"));
+	assert_non_null(strstr(s->prom->text, "sandlens_sandbox_overhead_memory_usage_bytes{sandbox_id=\"" SB
+					      "\",id=\"/kata_overhead/" SB "\"} 700"));
+	promtool_ok(s->prom);
+
+	/* the overhead cgroup re-created (new inode: the old one is kept
+	 * aside until the new one exists): a new sandbox epoch */
+	char cmd[1200], d[600], old[600];
+	snprintf(d, sizeof(d), "%s/v2/kata_overhead/" SB, root);
+	snprintf(old, sizeof(old), "%s/v2/old-overhead", root);
+	assert_int_equal(rename(d, old), 0);
+	v2ctr("/kata_overhead/" SB, 10, 0, 10, 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", old);
+	assert_int_equal(system(cmd), 0);
+	struct sl_stats_snap *s2 = build(s, 0);
+	j = answer(s2, SB, 200);
+	assert_string_not_equal(json_string_value(json_object_get(json_object_get(j, "epoch"), "id")), ep1);
+	assert_int_equal(num(j, "cpu_usage_usec"), 101);
+	json_decref(j);
+	sl_stats_snap_free(s2);
+	sl_stats_snap_free(s);
+}
+
 /* v1 layout: separate controller hierarchies, v1 reader, total_inactive_file. */
 static void test_v1(void **state)
 {
@@ -577,6 +636,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_status_codes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_epochs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sandbox, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sandbox_overhead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prom, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prom_escape, setup, teardown),
