@@ -3,6 +3,7 @@
 #include "api/api.h"
 #include "api/api_flight.h"
 #include "api/api_internal.h"
+#include "profile/profile.h"
 #include "api/api_tasks.h"
 #include "api/api_profiles.h"
 #include "api/api_captures.h"
@@ -543,6 +544,12 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r)
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	if (r->ui) { /* the web UI (api_ui.h): nothing from another origin, never framed */
 		MHD_add_response_header(resp, "Content-Security-Policy", SL_UI_CSP);
+		MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+		MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+	} else if (r->ctype && !strncmp(r->ctype, "text/html", 9)) {
+		/* an HTML flame graph (continuous profiles, captures): only its own
+		 * inline script and style, opaque origin, never framed */
+		MHD_add_response_header(resp, "Content-Security-Policy", sl_flame_html_csp());
 		MHD_add_response_header(resp, "X-Frame-Options", "DENY");
 		MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
 	}

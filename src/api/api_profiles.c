@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Rows of the per-function delta table a diff returns at most. */
 #define DIFF_MAX_FUNCTIONS 500
@@ -135,6 +136,26 @@ static void reply_stream(struct reply *r, char *buf, size_t len, int rc, const c
 
 static int kaddrs(const struct reply *r) { return sl_kaddrs_visible(NULL, r->cap_syslog); }
 
+/* Title metadata of a flame graph of selection s over [from, to) ns
+ * (0 = the profile's own range); host: a buffer for the node name. */
+static struct sl_flame_opts flame_opts(const struct sel *s, int64_t from, int64_t to, char *host, size_t hostlen)
+{
+	struct sl_flame_opts o = {0};
+	if (gethostname(host, hostlen) == 0) {
+		host[hostlen - 1] = 0;
+		o.host = host;
+	}
+	if (s->scope == SL_CPROF_CONTAINER)
+		o.container = s->id;
+	else if (s->scope == SL_CPROF_POD)
+		o.pod = s->id;
+	else
+		o.container = "(every process of the host)";
+	o.start_ns = from > 0 ? (uint64_t)from : 0;
+	o.end_ns = to > 0 ? (uint64_t)to : 0;
+	return o;
+}
+
 void sl_api_h_profiles(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
 {
 	static const char *const allowed[] = {"since", "until", "format", NULL};
@@ -158,26 +179,24 @@ void sl_api_h_profiles(struct sl_api *api, const struct sl_api_param *p, size_t 
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	rc = f ? sl_profile_write(prof, s.fmt, kaddrs(r), f) : -ENOMEM;
+	char host[256];
+	struct sl_flame_opts o = flame_opts(&s, s.since, s.until, host, sizeof(host));
+	rc = f ? sl_profile_write_opts(prof, s.fmt, kaddrs(r), &o, f) : -ENOMEM;
 	if (f && fclose(f) && !rc)
 		rc = -EIO;
 	sl_profile_free(prof);
 	reply_stream(r, buf, len, rc, sl_prof_format_mime(s.fmt));
 }
 
-/* MERGE POINT (issue 12 item 4, helper "flame"): the differential flame
- * graph. When src/profile gains sl_profile_write_diff() (SL_FMT_HTML,
- * struct sl_flame_opts title fields), this becomes
- *     struct sl_flame_opts o = {0};   // + container, host, times
- *     return sl_profile_write_diff(base, cur, fmt, &o, out);
- * for fmt svg, html and folded. Until then those formats answer 501. */
-static int write_diff_flame(const struct sl_profile *base, const struct sl_profile *cur, int fmt, FILE *out)
+/* The differential flame graph (svg, html, folded "stack base cur") of
+ * the two ranges: sl_profile_write_diff (docs/PROFILING.md "Differential
+ * flame graphs"). */
+static int write_diff_flame(const struct sel *s, const struct sl_profile *base, const struct sl_profile *cur,
+			    FILE *out)
 {
-	(void)base;
-	(void)cur;
-	(void)fmt;
-	(void)out;
-	return -ENOTSUP;
+	char host[256];
+	struct sl_flame_opts o = flame_opts(s, s->since, s->until, host, sizeof(host));
+	return sl_profile_write_diff(base, cur, s->fmt, &o, out);
 }
 
 void sl_api_h_profiles_diff(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r)
@@ -231,15 +250,15 @@ void sl_api_h_profiles_diff(struct sl_api *api, const struct sl_api_param *p, si
 	else if (s.fmt == SL_FMT_PPROF)
 		rc = sl_profile_write_pprof_diff(base, cur, kaddrs(r), f);
 	else
-		rc = write_diff_flame(base, cur, s.fmt, f);
+		rc = write_diff_flame(&s, base, cur, f);
 	if (f && fclose(f) && !rc)
 		rc = -EIO;
 	sl_profile_free(base);
 	sl_profile_free(cur);
-	if (rc == -ENOTSUP) {
+	if (rc == -EINVAL) {
 		free(buf);
-		sl_api_reply_error(r, 501, "NOT_IMPLEMENTED",
-				   "a diff is served as json or pprof (the differential flame graph is not built in)");
+		sl_api_reply_error(r, 400, "INVALID_ARGUMENT",
+				   "a diff is served as json, pprof, svg, html or folded, of two ranges of one profile kind");
 		return;
 	}
 	reply_stream(r, buf, len, rc, sl_prof_format_mime(s.fmt));

@@ -113,6 +113,24 @@ sl_cli profile --container "${A:0:12}" --base-since "$B0" --base-until "$B1" --s
 grep -q 'prof_phase_b' "$O/diff.txt" || { cat "$O/diff.txt"; fail "CLI diff table lacks prof_phase_b"; }
 sl_cli profile --container "${A:0:12}" --base-since "$B0" --base-until "$B1" --since "$N0" --until "$N1" \
 	-o "$O/diff.pb.gz" >/dev/null || fail "CLI diff -o diff.pb.gz failed"
+# the differential flame graph (sl_profile_write_diff): folded "stack BASE NEW" lines
+# with A shrinking and B growing, an HTML page with its CSP header, an SVG via the CLI
+curl -sfG -m 30 "$SL_API/api/v1/profiles/diff" --data-urlencode "container=$A" --data-urlencode "base_since=$B0" \
+	--data-urlencode "base_until=$B1" --data-urlencode "since=$N0" --data-urlencode "until=$N1" \
+	--data-urlencode "format=folded" >"$O/diff.folded" || fail "diff format=folded failed"
+awk '/prof_phase_b/ { b += $(NF-1); n += $NF } END { exit !(n > b) }' "$O/diff.folded" ||
+	{ head -5 "$O/diff.folded"; fail "diff folded: prof_phase_b did not grow"; }
+awk '/prof_phase_a/ { b += $(NF-1); n += $NF } END { exit !(b > n) }' "$O/diff.folded" ||
+	{ head -5 "$O/diff.folded"; fail "diff folded: prof_phase_a did not shrink"; }
+curl -sfG -m 30 -D "$O/diff.html.h" "$SL_API/api/v1/profiles/diff" --data-urlencode "container=$A" \
+	--data-urlencode "base_since=$B0" --data-urlencode "base_until=$B1" --data-urlencode "since=$N0" \
+	--data-urlencode "until=$N1" --data-urlencode "format=html" >"$O/diff.html" || fail "diff format=html failed"
+grep -qi '^content-security-policy:' "$O/diff.html.h" || fail "diff html answer has no CSP header"
+grep -qi '^content-type: text/html' "$O/diff.html.h" || fail "diff html answer is not text/html"
+grep -q prof_phase_b "$O/diff.html" || fail "diff html lacks prof_phase_b"
+sl_cli profile --container "${A:0:12}" --base-since "$B0" --base-until "$B1" --since "$N0" --until "$N1" \
+	-o "$O/diff.svg" >/dev/null || fail "CLI diff -o diff.svg failed"
+grep -q prof_phase_b "$O/diff.svg" || fail "diff.svg lacks prof_phase_b"
 if command -v go >/dev/null 2>&1; then
 	gp() { HOME=$SL_TMP GOCACHE=$SL_TMP/gocache GOFLAGS=-mod=mod timeout 120 go tool pprof "$@"; }
 	gp -top -nodecount=10 "$O/new.pb.gz" >"$O/new-top.txt" 2>&1 || { cat "$O/new-top.txt"; fail "go tool pprof rejected new.pb.gz"; }
