@@ -655,6 +655,8 @@ int main(int argc, char **argv)
 	if (a->cfg.cprof.enabled)
 		a->cprof = sl_cprof_start_agent(a); /* NULL: logged, profile routes answer 503 */
 	a->autotr = sl_auto_start(a); /* NULL: auto.enabled false or failed (logged) */
+	if (a->autotr && a->cprof) /* captures are diffed against the container's healthy windows */
+		sl_auto_set_baseline_provider(a->autotr, sl_cprof_baseline, a->cprof);
 	struct sl_api *api = sl_api_start(a, err, sizeof(err));
 	if (!api) {
 		sl_err(MOD, "API: %s", err);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent/flight.h"
 #include "common/log.h"
 #include "common/prom.h"
 #include "common/timefmt.h"
@@ -135,10 +136,24 @@ void sl_auto_capture_start(struct sl_auto *au, const struct sl_auto_cin *c, cons
 		.stacks = 1,
 	};
 	json_t *snap = sl_snapshot_take(procs, &so);
-	json_t *rec = json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:o, s:o, s:o, s:n}", "id", id, "time", tbuf,
+	/* freeze the container's flight recorder ring (docs/FLIGHT.md): the
+	 * events of the minute before the capture, one query away */
+	json_t *flight;
+	char freason[64];
+	snprintf(freason, sizeof(freason), "capture %s", id);
+	int64_t fr = au->a->flight ? sl_flight_freeze(au->a->flight, c->id, freason, 0) : -ENODEV;
+	if (fr > 0)
+		flight = json_pack("{s:I, s:s}", "id", (json_int_t)fr, "status", "frozen");
+	else
+		flight = json_pack("{s:s, s:s}", "status", "none", "reason",
+				   fr == -ENODEV   ? "the flight recorder is off (flight.enabled)"
+				   : fr == -ENOENT ? "no event of the container in the recorder's window"
+				   : fr == -EBUSY  ? "rate-limited (flight.freeze_interval, flight.max_freezes_per_minute)"
+						   : "freezing failed");
+	json_t *rec = json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:o, s:o, s:o, s:o}", "id", id, "time", tbuf,
 				"created_ns", (json_int_t)now, "status", "profiling", "container_id", c->id, "pod_uid",
 				c->pod, "reason", reason ? reason : json_null(), "profiles", profiles, "snapshot",
-				snap ? snap : json_null(), "flight_recording");
+				snap ? snap : json_null(), "flight_recording", flight ? flight : json_null());
 	if (!rec) {
 		atomic_fetch_add(&au->capture_errors, 1);
 		return;

@@ -3,6 +3,9 @@
 #include "agent/agent.h"
 #include "common/log.h"
 #include "task/task_agent.h"
+#include "profile/profile.h"
+
+#include <errno.h>
 
 #include <limits.h>
 #include <stdio.h>
@@ -80,4 +83,24 @@ struct sl_cprof *sl_cprof_start_agent(struct sl_agent *a)
 			(unsigned long long)c->window_s, cc.db_path);
 	}
 	return cp;
+}
+
+struct sl_profile *sl_cprof_baseline(void *ctx, const char *container_id, int kind, int64_t from_real_ns,
+				     int64_t to_real_ns, char *why, size_t whylen)
+{
+	struct sl_profile *p = NULL;
+	if (kind != SL_PROF_ON_CPU) {
+		snprintf(why, whylen, "continuous profiling keeps on-CPU windows only");
+		return NULL;
+	}
+	if (from_real_ns < 0 || to_real_ns <= from_real_ns) {
+		snprintf(why, whylen, "empty baseline range");
+		return NULL;
+	}
+	int rc = sl_cprof_range(ctx, container_id, (uint64_t)from_real_ns, (uint64_t)to_real_ns, &p);
+	if (rc == -ENOENT)
+		snprintf(why, whylen, "no continuous-profiling window of the container in the range");
+	else if (rc)
+		snprintf(why, whylen, "reading the continuous-profiling windows failed: %s", strerror(-rc));
+	return rc ? NULL : p;
 }

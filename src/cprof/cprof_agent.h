@@ -24,4 +24,12 @@ int sl_cprof_check_paths(const struct sl_config *cfg, char *err, size_t errlen);
  * a->cprof_error) when it cannot start; the agent goes on without. */
 struct sl_cprof *sl_cprof_start_agent(struct sl_agent *a);
 
+/* The AutoTracing baseline provider (sl_auto_baseline_fn, src/auto/auto.h)
+ * over continuous profiling: ctx is the struct sl_cprof; the merged on-CPU
+ * profile of container_id over [from_real_ns, to_real_ns) (sl_cprof_range).
+ * NULL with the reason in why when kind is not on-CPU (only on-CPU windows
+ * are kept), no window overlaps the range, or the read failed. */
+struct sl_profile *sl_cprof_baseline(void *ctx, const char *container_id, int kind, int64_t from_real_ns,
+				     int64_t to_real_ns, char *why, size_t whylen);
+
 #endif

@@ -1,11 +1,15 @@
 #!/bin/bash
 # AutoTracing (issue 15 items 1, 2, 5; docs/AUTO.md): real runc containers,
 # the real task executor and BPF profiler.
-#  1. a container idles, then spins in prof_spin_loop() for ~15 s: the cpu
-#     detector fires exactly once for it (the cooldown holds the later
-#     readings), the capture's on-CPU profile names prof_spin_loop as its
-#     hottest function, the record says why (detector, series, value,
-#     threshold, window) and has no baseline provider ("none" with a reason);
+#  1. a container does light shell work (a few % CPU, the healthy baseline
+#     continuous profiling stores in 2 s windows), then spins in
+#     prof_spin_loop() for ~15 s: the cpu detector fires exactly once for it
+#     (the cooldown holds the later readings), the capture's on-CPU profile
+#     names prof_spin_loop as its hottest function, the record says why
+#     (detector, series, value, threshold, window), its baseline diff against
+#     the container's healthy continuous windows has prof_spin_loop as the
+#     top regression, and its flight recording (frozen at the capture) holds
+#     the container's exec of sl-profprog;
 #     `sandlens captures` lists it and shows it; the profile is served in
 #     every format; a reader sees no argv.
 #  2. a container whose working set grows ~60 MiB/s (tmpfs writes) fires the
@@ -24,8 +28,10 @@ ct_require
 
 # the containers first: the agent watches only them (auto.containers; the
 # other tests on this host have containers too, and the task slots are shared)
-# 1. idle 4 s, then spin 15 s on one CPU (no quota: normalized by its cpuset / host CPUs)
-prof_ct spin "" -- /bin/sh -c 'sleep 4; exec /bin/sl-profprog spin 15'
+# 1. light shell work ~7 s (a short busy loop every 0.1 s: well under the 0.1
+# threshold), then spin 15 s on one CPU (no quota: normalized by its cpuset /
+# host CPUs)
+prof_ct spin "" -- /bin/sh -c 'sleep 1; e=$(($(date +%s) + 7)); while [ $(date +%s) -lt $e ]; do i=0; while [ $i -lt 1500 ]; do i=$((i+1)); done; sleep 0.1; done; exec /bin/sl-profprog spin 15'
 A=$CT_ID
 A_DIR=$CT_DIR
 A_CG=$CT_CGPATH
@@ -38,6 +44,10 @@ note "spin=$A mem=$M"
 
 sl_agent_start "stats:
   interval: 1s
+profiling:
+  continuous:
+    hz: 99
+    window: 2s
 auto:
   enabled: true
   containers: \"${A:0:16},${M:0:16}\"
@@ -100,9 +110,22 @@ printf '%s' "$C" | jq -e '.reason.normalized_by | IN("quota", "cpuset", "host_cp
 	fail "no normalization basis: $(printf '%s' "$C" | jq -c .reason)"
 assert_eq "profile status" "done" "$(printf '%s' "$C" | jq -r .profiles.on_cpu.status)"
 assert_eq "hottest function" "prof_spin_loop" "$(printf '%s' "$C" | jq -r '.profiles.on_cpu.top_functions[0].function')"
-assert_eq "baseline without provider" "none" "$(printf '%s' "$C" | jq -r .baseline.status)"
-printf '%s' "$C" | jq -e '.baseline.reason | test("provider")' >/dev/null || fail "baseline reason: $(printf '%s' "$C" | jq -c .baseline)"
-printf '%s' "$C" | jq -e 'has("flight_recording") and .flight_recording == null' >/dev/null || fail "flight_recording field"
+# the baseline diff: the container's healthy continuous windows (the shell
+# loop) against the capture: prof_spin_loop is the top regression
+assert_eq "baseline diff" "ok" "$(printf '%s' "$C" | jq -r .baseline.status)"
+assert_eq "top regression" "prof_spin_loop" "$(printf '%s' "$C" | jq -r '.baseline.top_regressions[0].function')"
+printf '%s' "$C" | jq -e '.baseline.baseline_total_count > 0' >/dev/null || fail "baseline: $(printf '%s' "$C" | jq -c .baseline)"
+# the flight recording frozen at the capture holds the exec of the spinner
+FR=$(printf '%s' "$C" | jq -r '.flight_recording.id // empty')
+[ -n "$FR" ] || fail "no flight recording: $(printf '%s' "$C" | jq -c .flight_recording)"
+REC=""
+for _ in $(seq 1 40); do
+	REC=$(curl -sf -m 5 "$SL_API/api/v1/flight/$FR") && break
+	sleep 0.25
+done
+printf '%s' "$REC" >"$SL_LOGDIR/flight.json"
+printf '%s' "$REC" | jq -e '[.events[] | select(.type == "exec" and (.filename // "" | test("sl-profprog")))] | length >= 1' >/dev/null ||
+	fail "flight recording $FR lacks the exec of sl-profprog (flight.json)"
 printf '%s' "$C" | jq -e '.snapshot.processes | map(.comm) | index("sl-profprog") != null' >/dev/null ||
 	fail "process snapshot lacks sl-profprog: $(printf '%s' "$C" | jq -c .snapshot.processes)"
 # reader (no token): argv withheld
