@@ -617,16 +617,22 @@ int sl_tasks_result(struct sl_tasks *ts, const char *id, const char *fmt, int ka
 			if (st && !strcmp(st, sl_task_status_name(i)))
 				status = i;
 		type = sl_task_type_parse(json_string_value(json_object_get(r, "type")));
-		json_decref(r);
 	}
-	if (status == SL_TS_PENDING || status == SL_TS_RUNNING)
-		return -EAGAIN;
-	if (status != SL_TS_DONE)
-		return -ENODATA;
+	if (status == SL_TS_PENDING || status == SL_TS_RUNNING || status != SL_TS_DONE) {
+		json_decref(r);
+		return status == SL_TS_PENDING || status == SL_TS_RUNNING ? -EAGAIN : -ENODATA;
+	}
 	if (!fmt)
 		fmt = "json";
 	int f = sl_prof_format_from_name(fmt);
-	if (type == SL_TASK_SYSCALL_ERRORS ? strcmp(fmt, "json") != 0 : f < 0)
+	/* a stored task lists the formats it was rendered in: one from before a
+	 * format existed (html) does not offer it (400, not a read error) */
+	json_t *fmts = r ? json_object_get(json_object_get(r, "result"), "formats") : NULL;
+	int offered = !json_is_array(fmts) || f < 0;
+	for (size_t i = 0; !offered && i < json_array_size(fmts); i++)
+		offered = !strcmp(json_string_value(json_array_get(fmts, i)) ?: "", sl_prof_format_name(f));
+	json_decref(r);
+	if (!offered || (type == SL_TASK_SYSCALL_ERRORS ? strcmp(fmt, "json") != 0 : f < 0))
 		return -EINVAL;
 	if (!ts->store)
 		return -EIO;
