@@ -48,6 +48,11 @@ struct fl_ct {
 	uint64_t last_ns;      /* CLOCK_MONOTONIC of its last append (eviction order) */
 	uint64_t last_freeze;  /* CLOCK_MONOTONIC of its last recording's opening */
 	int frozen;            /* last_freeze is set */
+	/* external freezes (captures) have their own interval and do not
+	 * count against the deaths' one: a capture must not cost the
+	 * container the recording of its crash a moment later */
+	uint64_t last_external;
+	int ext_frozen;
 	uint64_t dropped;      /* entries dropped for the byte bounds since its last recording */
 	uint64_t dropped_newest_ts; /* the newest of them (CLOCK_MONOTONIC) */
 	struct fl_open *open;
@@ -279,7 +284,7 @@ static int bucket_take(struct sl_flight *f, uint64_t now)
 /* Under f->mu: open (or join) a recording of ct. Returns its id, or
  * -EBUSY when rate-limited. */
 static int64_t open_locked(struct sl_flight *f, struct fl_ct *ct, const char *reason, const json_t *info,
-			   int64_t trigger_event_id, uint64_t now)
+			   int64_t trigger_event_id, uint64_t now, int external)
 {
 	struct fl_open *o = ct->open;
 	if (o) {
@@ -291,11 +296,15 @@ static int64_t open_locked(struct sl_flight *f, struct fl_ct *ct, const char *re
 		INC(f, st_joined, 1);
 		return o->id;
 	}
-	if (ct->frozen && now - ct->last_freeze < f->cfg.freeze_interval_ns) {
+	if (external ? ct->ext_frozen && now - ct->last_external < f->cfg.freeze_interval_ns
+		     : ct->frozen && now - ct->last_freeze < f->cfg.freeze_interval_ns) {
 		INC(f, st_rl_ct, 1);
 		return -EBUSY;
 	}
-	if (!bucket_take(f, now)) {
+	/* the host bucket is the deaths' (restart loops of new containers);
+	 * captures are already bounded per (container, detector) by their
+	 * cooldown and per container by the interval above */
+	if (!external && !bucket_take(f, now)) {
 		INC(f, st_rl_host, 1);
 		return -EBUSY;
 	}
@@ -313,8 +322,13 @@ static int64_t open_locked(struct sl_flight *f, struct fl_ct *ct, const char *re
 	if (info)
 		json_array_append_new(o->triggers, json_deep_copy(info));
 	ct->open = o;
-	ct->frozen = 1;
-	ct->last_freeze = now;
+	if (external) {
+		ct->ext_frozen = 1;
+		ct->last_external = now;
+	} else {
+		ct->frozen = 1;
+		ct->last_freeze = now;
+	}
 	if (!f->nopen || o->deadline < f->next_due)
 		f->next_due = o->deadline;
 	f->nopen++;
@@ -329,7 +343,7 @@ int64_t sl_flight_trigger(struct sl_flight *f, const struct sl_attr *at, const c
 		return 0;
 	pthread_mutex_lock(&f->mu);
 	struct fl_ct *ct = ct_get(f, id, at, now_ns);
-	int64_t rid = ct ? open_locked(f, ct, reason, info, 0, now_ns) : 0;
+	int64_t rid = ct ? open_locked(f, ct, reason, info, 0, now_ns, 0) : 0;
 	publish(f);
 	pthread_mutex_unlock(&f->mu);
 	return rid > 0 ? rid : 0;
@@ -351,7 +365,7 @@ static int64_t freeze_at(struct sl_flight *f, const char *container_id, const ch
 		INC(f, st_unknown, 1);
 		rid = -ENOENT;
 	} else {
-		rid = open_locked(f, ct, reason, info, trigger_event_id, now);
+		rid = open_locked(f, ct, reason, info, trigger_event_id, now, 1);
 	}
 	pthread_mutex_unlock(&f->mu);
 	json_decref(info);
@@ -699,7 +713,8 @@ void sl_flight_tick(struct sl_flight *f, uint64_t now_ns, const struct sl_flight
 	struct fl_ct *ct, *tmp;
 	HASH_ITER(hh, f->cts, ct, tmp)
 	{
-		if (ct->head || ct->open || (ct->frozen && now_ns - ct->last_freeze < f->cfg.freeze_interval_ns))
+		if (ct->head || ct->open || (ct->frozen && now_ns - ct->last_freeze < f->cfg.freeze_interval_ns) ||
+		    (ct->ext_frozen && now_ns - ct->last_external < f->cfg.freeze_interval_ns))
 			continue;
 		ct_forget(f, ct);
 		INC(f, st_expired, 1);

@@ -625,6 +625,11 @@ int main(int argc, char **argv)
 			.timeout_ns = a->cfg.stats.guest.timeout_ns,
 			.max_inflight = (unsigned)a->cfg.stats.guest.max_inflight,
 		};
+		/* a guest that never answers holds an API thread for the whole
+		 * timeout: never all of them (a reader's loop stalled /healthz) */
+		unsigned spare = a->cfg.api.threads > 1 ? (unsigned)a->cfg.api.threads - 1 : 1;
+		if (gc.max_inflight > spare)
+			gc.max_inflight = spare;
 		_Static_assert(sizeof(gc.kata_root) == sizeof(a->cfg.stats.guest.kata_root), "kata_root");
 		_Static_assert(sizeof(gc.host_root) == sizeof(a->cfg.attribution.host_root), "host_root");
 		memcpy(gc.kata_root, a->cfg.stats.guest.kata_root, sizeof(gc.kata_root));

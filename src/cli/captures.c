@@ -7,10 +7,12 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 
+/* o[k] escaped for the terminal (function names, comm, paths and wchan
+ * come from the workload: cli_esc), "-" when absent */
 static const char *str(json_t *o, const char *k)
 {
 	const char *s = json_string_value(json_object_get(o, k));
-	return s ? s : "-";
+	return s ? cli_esc(s) : "-";
 }
 
 static void print_row(json_t *c)
@@ -125,7 +127,7 @@ int cli_cmd_captures(struct cli_run *r)
 		return CLI_USAGE;
 	}
 	if (!valid_id(r->pos[1])) {
-		fprintf(stderr, "sandlens: '%s' is not a capture id (c-<hex>)\n", r->pos[1]);
+		fprintf(stderr, "sandlens: '%s' is not a capture id (c-<hex>)\n", cli_esc(r->pos[1]));
 		return CLI_USAGE;
 	}
 	snprintf(path, sizeof(path), "/api/v1/captures/%s", r->pos[1]);

@@ -145,8 +145,8 @@ int cli_cmd_flight(struct cli_run *r)
 	if (r->npos && ev)
 		return cli_usage_error(r->cmd, "%s", "give a recording ID or --event N, not both");
 	const char *id = r->npos ? r->pos[0] : ev;
-	if (id && (!*id || strspn(id, "0123456789") != strlen(id) || strlen(id) > 19))
-		return cli_usage_error(r->cmd, "%s: not a positive integer", id);
+	if (id && (!*id || strspn(id, "0123456789") != strlen(id) || strlen(id) > 19 || strspn(id, "0") == strlen(id)))
+		return cli_usage_error(r->cmd, "%s: not a positive integer", cli_esc(id));
 	int rc = cli_run_connect(r, &c);
 	if (rc)
 		return rc;
