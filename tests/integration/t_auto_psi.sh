@@ -34,8 +34,7 @@ PDIR=$V2/docker/$P
 QDIR=${V1:+$V1/docker/$Q}
 PIDS=()
 cleanup() {
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	local n=0
 	while [ $n -lt 50 ] && ! rmdir "$PDIR" 2>/dev/null && [ -d "$PDIR" ]; do sleep 0.1; n=$((n + 1)); done
 	[ -n "$QDIR" ] && rmdir "$QDIR" 2>/dev/null
@@ -143,6 +142,7 @@ EV1=$(sl_metric sandlens_auto_psi_trigger_events_total)
 if [ -n "$QDIR" ]; then
 	assert_eq "captures of the idle v1-only container" 0 "$(caps "$Q" cpupsi | jq '.captures | length')"
 fi
-for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+PIDS=()
 sl_agent_stop || fail "sandlensd exited with status $? on SIGTERM"
 echo "PASS"
