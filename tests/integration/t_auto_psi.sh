@@ -16,7 +16,6 @@
 # SKIP only when the kernel lacks PSI (/proc/pressure/cpu absent, psi=0) or
 # there is no cgroup v2 mount. Part 2 needs a v1 memory hierarchy (hybrid
 # hosts); on pure v2 it is noted and left out.
-# sl-san: once
 source "$(dirname "$0")/../lib/common.sh"
 sl_init
 sl_require_agent_env
