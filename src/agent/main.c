@@ -525,6 +525,35 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sandlensd: invalid configuration: %s\n", err);
 		return 2;
 	}
+	if (a->cfg.autotr.enabled) { /* the capture store: a file of its own too */
+		char ap[700], op[700], r1[PATH_MAX], r2[PATH_MAX];
+		const char *what[3] = {"the event store (store.path)", "the task store", "the profile window store"};
+		sl_auto_db_path(&a->cfg, ap, sizeof(ap));
+		for (int i = 0; i < 3; i++) {
+			if (i == 0)
+				snprintf(op, sizeof(op), "%.699s", a->cfg.store.path);
+			else if (i == 1 && a->cfg.tasks.enabled)
+				sl_tasks_db_path(&a->cfg, op, sizeof(op));
+			else if (i == 2 && a->cfg.cprof.enabled)
+				sl_cprof_db_path(&a->cfg, op, sizeof(op));
+			else
+				continue;
+			if (!strcmp(ap, op) || (resolve_file(ap, r1, sizeof(r1)) && resolve_file(op, r2, sizeof(r2)) &&
+						!strcmp(r1, r2))) {
+				fprintf(stderr,
+					"sandlensd: invalid configuration: auto.store_path: '%s' is %s; the capture store needs its own file\n",
+					ap, what[i]);
+				return 2;
+			}
+		}
+	}
+	if ((a->cfg.autotr.store_path[0] && a->cfg.autotr.store_path[0] != '/') ||
+	    (a->cfg.cprof.store_path[0] && a->cfg.cprof.store_path[0] != '/')) {
+		fprintf(stderr, "sandlensd: invalid configuration: %s: must be an absolute path\n",
+			a->cfg.autotr.store_path[0] && a->cfg.autotr.store_path[0] != '/' ? "auto.store_path"
+											: "profiling.continuous.store_path");
+		return 2;
+	}
 	if (a->cfg.api.token_file[0]) { /* a token file others can read is a config error */
 		char tok[SL_API_TOKEN_MAX + 1];
 		int tl = sl_api_token_load(a->cfg.api.token_file, !check_only, tok,

@@ -38,6 +38,11 @@ struct sl_prom;
 typedef struct sl_profile *(*sl_auto_baseline_fn)(void *ctx, const char *container_id, int kind,
 						 int64_t from_real_ns, int64_t to_real_ns, char *why, size_t whylen);
 
+struct sl_config;
+/* The capture store's file: auto.store_path, else captures.db in the
+ * directory of store.path. */
+void sl_auto_db_path(const struct sl_config *cfg, char *out, size_t len);
+
 /* Start the engine when auto.enabled (NULL otherwise, or on failure:
  * logged). Needs the stats collector; captures need the task executor. */
 struct sl_auto *sl_auto_start(struct sl_agent *a);

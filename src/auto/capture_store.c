@@ -35,9 +35,18 @@ struct sl_capture_store *sl_capture_store_open(const char *path, char *err, size
 			goto fail;
 		}
 	}
+	/* created 0600 by us; an existing file must be a regular file of ours
+	 * that no one else can write (captures hold command lines and stacks:
+	 * one planted by another user in a shared directory would be theirs to
+	 * read), as the profile window store requires */
 	int cfd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
 	if (cfd >= 0)
 		close(cfd);
+	struct stat st;
+	if (lstat(path, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		snprintf(err, errlen, "%s: refusing it: not a regular file of ours that only we can read and write", path);
+		goto fail;
+	}
 	if (sqlite3_open_v2(path, &s->db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW,
 			    NULL) != SQLITE_OK) {

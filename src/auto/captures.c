@@ -21,7 +21,7 @@
 #define TOP_DIFF 10
 #define TOP_FUNCS 5
 
-static void store_path(const struct sl_config *cfg, char *out, size_t len)
+void sl_auto_db_path(const struct sl_config *cfg, char *out, size_t len)
 {
 	if (cfg->autotr.store_path[0]) {
 		snprintf(out, len, "%s", cfg->autotr.store_path);
@@ -37,7 +37,7 @@ static void store_path(const struct sl_config *cfg, char *out, size_t len)
 int sl_auto_captures_init(struct sl_auto *au, char *err, size_t errlen)
 {
 	char path[600];
-	store_path(&au->a->cfg, path, sizeof(path));
+	sl_auto_db_path(&au->a->cfg, path, sizeof(path));
 	au->store = sl_capture_store_open(path, err, errlen);
 	return au->store ? 0 : -1;
 }

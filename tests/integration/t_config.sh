@@ -45,6 +45,25 @@ store:
   path: $SL_TMP/real/same.db
 tasks:
   store_path: $SL_TMP/alias/same.db"
+expect_error "capture store is the event store" 2 auto.store_path "$base
+store:
+  path: $SL_TMP/same.db
+auto:
+  enabled: true
+  store_path: $SL_TMP/same.db"
+expect_error "capture store is the profile window store" 2 auto.store_path "$base
+store:
+  path: $SL_TMP/ev.db
+auto:
+  enabled: true
+  store_path: $SL_TMP/profiles.db"
+expect_error "relative capture store" 2 auto.store_path "$base
+auto:
+  store_path: rel.db"
+expect_error "relative profile window store" 2 profiling.continuous.store_path "$base
+profiling:
+  continuous:
+    store_path: rel.db"
 expect_error "unknown nested key" 2 store.bogus "$base
 store:
   path: $SL_TMP/db.sqlite
