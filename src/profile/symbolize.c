@@ -1276,9 +1276,22 @@ static void pin_all(struct sl_symbolizer *s, const struct sl_raw_profile *rp, st
 	for (size_t i = 0; i < rp->n_stacks; i++) {
 		const struct sl_raw_stack *rs = &rp->stacks[i];
 		struct use *x = rs->n_user ? use_of(u, nu, (int)rs->pid) : NULL;
-		if (x && x->pr && !x->fresh && !x->refresh && !(rs->user_bid && rs->user_bid[0].len) &&
-		    outside(x->pr, rs->user_ips[0]))
+		if (!x || !x->pr || x->fresh || x->refresh)
+			continue;
+		if (rs->user_bid && rs->user_bid[0].len) {
+			/* a leaf build-id no module read so far has: the snapshot
+			 * may predate an exec (same pid, same start time: runc's
+			 * init before it execs the workload), so the file that
+			 * ran is in none of its mappings: refresh it */
+			char hex[2 * SL_BUILD_ID_MAX + 1];
+			struct module *m;
+			bid_hex(&rs->user_bid[0], hex);
+			HASH_FIND(hb, s->bids, hex, strlen(hex), m);
+			if (!m)
+				x->refresh = 1;
+		} else if (outside(x->pr, rs->user_ips[0])) {
 			x->refresh = 1;
+		}
 	}
 	pthread_mutex_unlock(&s->mu);
 	for (size_t i = 0; i < nu; i++) {
