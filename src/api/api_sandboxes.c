@@ -107,7 +107,7 @@ void sl_api_h_sandbox(struct sl_api *api, const struct sl_api_param *p, size_t n
 	sl_sbx_list_free(&l);
 }
 
-void sl_api_write_sandbox_metrics(struct sl_api *api, struct sl_prom *p)
+static void render_sandbox_metrics(struct sl_api *api, struct sl_prom *p)
 {
 	static const char *W = "sandlens_sandbox_vcpu_runqueue_wait_seconds_total",
 			  *T = "sandlens_sandbox_vcpu_timeslices_total";
@@ -144,4 +144,40 @@ void sl_api_write_sandbox_metrics(struct sl_api *api, struct sl_prom *p)
 		}
 	}
 	sl_sbx_list_free(&l);
+}
+
+/* The rendered families of the last scan: a scrape reuses them for 1 s, so
+ * frequent scrapers do not walk /proc each time. */
+static pthread_mutex_t metrics_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *metrics_text;
+static size_t metrics_len;
+static uint64_t metrics_at_ns;
+
+void sl_api_write_sandbox_metrics(struct sl_api *api, struct sl_prom *p)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	pthread_mutex_lock(&metrics_mu);
+	if (!metrics_text || now - metrics_at_ns >= SL_SBX_RQ_MIN_INTERVAL_NS) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		struct sl_prom *w = f ? sl_prom_new(f) : NULL;
+		if (w) {
+			render_sandbox_metrics(api, w);
+			sl_prom_free(w);
+		}
+		if (f && fclose(f) == 0 && text && w) {
+			free(metrics_text);
+			metrics_text = text;
+			metrics_len = len;
+			metrics_at_ns = now;
+		} else {
+			free(text);
+		}
+	}
+	if (metrics_text && metrics_len)
+		fwrite(metrics_text, 1, metrics_len, sl_prom_stream(p));
+	pthread_mutex_unlock(&metrics_mu);
 }
