@@ -160,6 +160,12 @@ void sl_api_h_metrics(struct sl_api *api, const struct sl_api_param *p, size_t n
  * a malformed id, 404 NOT_FOUND when no such sandbox runs here. */
 void sl_api_h_sandboxes(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r);
 void sl_api_h_sandbox(struct sl_api *api, const struct sl_api_param *p, size_t n, struct reply *r);
+/* /metrics: sandlens_sandbox_vcpu_runqueue_wait_seconds_total and
+ * sandlens_sandbox_vcpu_timeslices_total {sandbox_id, vcpu} of every vCPU
+ * with known schedstat figures (api_sandboxes.c; one scan per second at
+ * most: a scrape within 1 s of the last scan is answered from its text). */
+struct sl_prom;
+void sl_api_write_sandbox_metrics(struct sl_api *api, struct sl_prom *p);
 
 /* 1 when the request's Accept-Encoding lines, read as one list, take gzip
  * (common/gzpart.h sl_gz_accepted). */

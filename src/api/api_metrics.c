@@ -74,6 +74,7 @@ void sl_api_h_metrics(struct sl_api *api, const struct sl_api_param *p, size_t n
 	if (wp) {
 		sl_read_metrics(api->a, wp);
 		sl_api_write_metrics(wp); /* the API's own families */
+		sl_api_write_sandbox_metrics(api, wp);
 		sl_read_metrics_refused(wp);
 		sl_prom_free(wp);
 	}

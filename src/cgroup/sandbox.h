@@ -41,6 +41,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cgroup/attr.h"
 
@@ -84,6 +85,18 @@ struct sl_sbx_vcpu {
 	int32_t tid;
 	int32_t index; /* the n of the thread name */
 	char comm[SL_SBX_COMM_LEN];
+	/* Runqueue accounting of the thread (sandbox_rq.h; filled by
+	 * sl_sbx_rq_read, all 0 / unknown after sl_sbx_scan alone). */
+	struct sl_sbx_rq {
+		int known;             /* the figures below are valid */
+		uint64_t oncpu_ns;     /* schedstat field 1: time on CPU */
+		uint64_t run_delay_ns; /* field 2: time waiting on a runqueue */
+		uint64_t timeslices;   /* field 3: pcount, times run on a CPU */
+		/* over the last interval (sl_sbx_rq_track); iv_known 0 = unknown */
+		int iv_known;
+		uint64_t iv_ns; /* the interval's length (monotonic) */
+		uint64_t iv_run_delay_ns, iv_timeslices;
+	} rq;
 };
 
 /* One sandbox. Fields "" / 0 when unknown. */
@@ -165,6 +178,16 @@ struct sl_sbx_scan_opts {
  * /proc/<pid> directory with O_NOFOLLOW. Returns 0, -ENOMEM, or -errno
  * when proc_root cannot be opened. */
 int sl_sbx_scan(const struct sl_sbx_scan_opts *o, struct sl_sbx_list *out);
+
+/* Read at most len-1 bytes of dirfd/name, opened
+ * O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC (/proc files: never follow a link, never
+ * block), NUL-terminated. Returns the bytes read or -errno. */
+ssize_t sl_sbx_read_at(int dirfd, const char *name, char *buf, size_t len);
+
+/* starttime (field 22, clock ticks after boot) of the /proc/<pid>
+ * directory open at pd. Returns 0 or -errno (-ESRCH: the process is gone;
+ * a /proc/<pid> fd never names a later process of the same pid). */
+int sl_sbx_start_time_at(int pd, uint64_t *start_time);
 
 /* 1 when /proc/<pid> (under proc_root, NULL = /proc) is still the process
  * that started at start_time (clock ticks after boot), 0 when it is gone or

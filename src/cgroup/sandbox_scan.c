@@ -12,9 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Read at most len-1 bytes of dirfd/name (opened O_NOFOLLOW|O_NONBLOCK:
- * /proc files, but never follow a link or block). Returns bytes or -errno. */
-static ssize_t read_at(int dirfd, const char *name, char *buf, size_t len)
+ssize_t sl_sbx_read_at(int dirfd, const char *name, char *buf, size_t len)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
@@ -37,6 +35,8 @@ static ssize_t read_at(int dirfd, const char *name, char *buf, size_t len)
 	buf[got] = 0;
 	return (ssize_t)got;
 }
+
+#define read_at sl_sbx_read_at
 
 /* /proc/<pid>/stat: "pid (comm) S ppid ... starttime(22)". comm may hold
  * spaces and ')': the last ')' ends it. */
@@ -86,6 +86,16 @@ int sl_sbx_read_stat(const char *proc_root, int32_t pid, char comm[SL_SBX_COMM_L
 	if (n < 0)
 		return n == -ENOENT ? -ESRCH : (int)n;
 	return parse_stat(buf, comm, ppid, start_time);
+}
+
+int sl_sbx_start_time_at(int pd, uint64_t *start_time)
+{
+	char buf[1024], comm[SL_SBX_COMM_LEN];
+	int32_t ppid;
+	ssize_t n = read_at(pd, "stat", buf, sizeof(buf));
+	if (n < 0)
+		return n == -ENOENT ? -ESRCH : (int)n;
+	return parse_stat(buf, comm, &ppid, start_time);
 }
 
 int sl_sbx_proc_alive(const char *proc_root, int32_t pid, uint64_t start_time)

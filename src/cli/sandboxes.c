@@ -46,6 +46,37 @@ static void list_ints(json_t *a, char *buf, size_t len, const char *key)
 		snprintf(buf, len, "-");
 }
 
+/* "12.345s" of a number of seconds, "-" when null (unknown). */
+static void secs(json_t *v, char *buf, size_t len)
+{
+	if (json_is_number(v))
+		snprintf(buf, len, "%.3fs", json_number_value(v));
+	else
+		snprintf(buf, len, "-");
+}
+
+/* "rq wait 1.234s (57 timeslices; last 2.0s: 0.120s, 0.350ms per timeslice)"
+ * of a vcpus[] entry or vcpu_runqueue (docs/CLI.md). */
+static void print_rq(json_t *o)
+{
+	char w[32], iw[32];
+	json_t *iv = json_object_get(o, "interval");
+	secs(json_object_get(o, "runqueue_wait_seconds"), w, sizeof(w));
+	printf("rq wait %s", w);
+	if (json_is_integer(json_object_get(o, "timeslices")))
+		printf(" (%lld timeslices", (long long)json_integer_value(json_object_get(o, "timeslices")));
+	else
+		printf(" (timeslices -");
+	if (json_is_object(iv)) {
+		secs(json_object_get(iv, "runqueue_wait_seconds"), iw, sizeof(iw));
+		json_t *pt = json_object_get(iv, "wait_per_timeslice_seconds");
+		printf("; last %.1fs: %s", json_number_value(json_object_get(iv, "seconds")), iw);
+		if (json_is_number(pt))
+			printf(", %.3fms per timeslice", json_number_value(pt) * 1e3);
+	}
+	printf(")");
+}
+
 static void print_one(json_t *s)
 {
 	char shim[128], gof[128];
@@ -66,10 +97,18 @@ static void print_one(json_t *s)
 	printf("  overhead cgroup %s\n", *str(s, "overhead_cgroup") ? cli_esc(str(s, "overhead_cgroup")) : "-");
 	if (*str(s, "vm_dir"))
 		printf("  vm dir %s\n", cli_esc(str(s, "vm_dir")));
-	printf("  vcpus %zu\n", json_array_size(vc));
-	json_array_foreach(vc, i, x)
-		printf("    vcpu %-4lld tid %-8lld %s\n", (long long)json_integer_value(json_object_get(x, "index")),
+	printf("  vcpus %zu", json_array_size(vc));
+	if (json_array_size(vc)) {
+		printf("  ");
+		print_rq(json_object_get(s, "vcpu_runqueue"));
+	}
+	printf("\n");
+	json_array_foreach(vc, i, x) {
+		printf("    vcpu %-4lld tid %-8lld %-16s ", (long long)json_integer_value(json_object_get(x, "index")),
 		       (long long)json_integer_value(json_object_get(x, "tid")), cli_esc(str(x, "comm")));
+		print_rq(x);
+		printf("\n");
+	}
 }
 
 static int done(void)
@@ -103,7 +142,8 @@ static int sandboxes(struct cli_conn *c, const char *id, int json)
 		json_t *l = json_object_get(body, "sandboxes"), *s;
 		size_t i;
 		if (!json)
-			printf("%-66s %-11s %-16s %8s %5s  %s\n", "ID", "RUNTIME", "VMM", "VMM PID", "VCPUS", "POD");
+			printf("%-66s %-11s %-16s %8s %5s %10s  %s\n", "ID", "RUNTIME", "VMM", "VMM PID", "VCPUS", "RQ WAIT",
+			       "POD");
 		json_array_foreach(l, i, s) {
 			if (json) {
 				char *t = json_dumps(s, JSON_COMPACT);
@@ -115,10 +155,12 @@ static int sandboxes(struct cli_conn *c, const char *id, int json)
 			char pid[24] = "-";
 			if (json_is_integer(json_object_get(s, "vmm_pid")))
 				snprintf(pid, sizeof(pid), "%lld", (long long)json_integer_value(json_object_get(s, "vmm_pid")));
-			printf("%-66s %-11s %-16s %8s %5zu  %s\n", cli_esc(str(s, "id")),
+			char rq[32];
+			secs(json_object_get(json_object_get(s, "vcpu_runqueue"), "runqueue_wait_seconds"), rq, sizeof(rq));
+			printf("%-66s %-11s %-16s %8s %5zu %10s  %s\n", cli_esc(str(s, "id")),
 			       *str(s, "runtime") ? cli_esc(str(s, "runtime")) : "-",
 			       *str(s, "vmm") ? cli_esc(str(s, "vmm")) : "-", pid,
-			       json_array_size(json_object_get(s, "vcpus")),
+			       json_array_size(json_object_get(s, "vcpus")), rq,
 			       *str(s, "pod_uid") ? cli_esc(str(s, "pod_uid")) : "-");
 		}
 	}

@@ -14,6 +14,15 @@
 #   0. `sandlens profile --sandbox ID` profiles the VMM: the folded stacks
 #      of its vCPU threads start with their names (vcpu0, vcpu1; they spin
 #      until the profile is done, SIGUSR1, at most 40 s);
+#   0b. vCPU runqueue wait (docs/SCHED.md "Sandboxes"): the spinning vCPU
+#      threads pinned on CPU 0 with a CPU hog (taskset) wait on the
+#      runqueue; over a 2 s window the API's per-vCPU runqueue_wait_seconds
+#      delta equals the run_delay delta of the same threads'
+#      /proc/<pid>/task/<tid>/schedstat read by this test around each API
+#      read (within 10 % or 20 ms), is > 0, and its interval figure is that
+#      delta; the sandbox sum is the vCPUs' sum; /metrics carries
+#      sandlens_sandbox_vcpu_{runqueue_wait_seconds,timeslices}_total per
+#      vCPU and passes `promtool check metrics`;
 #   1. `sandlens sandboxes` and GET /api/v1/sandboxes/{id}: runtime kata, vmm
 #      cloud-hypervisor, the pod uid, the VMM pid and exactly its vCPU tids
 #      (checked against /proc/<pid>/task/*/comm), the shim pid, the
@@ -28,6 +37,7 @@ source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/container.sh"
 sl_init
 sl_require_agent_env
+sl_require_cmd taskset promtool
 ct_require
 [ -x "$SL_BUILD/helpers/sl-fakevmm" ] || fail "$SL_BUILD/helpers/sl-fakevmm not built"
 
@@ -74,7 +84,59 @@ for v in vcpu0 vcpu1; do
 	grep -q "^$v;" "$SL_LOGDIR/sbx.folded" || fail "no on-CPU stacks of the vCPU thread $v in the --sandbox profile"
 done
 note "profile --sandbox: $(grep -c . "$SL_LOGDIR/sbx.folded") folded stacks, vcpu0 and vcpu1 present"
-kill -USR1 "$(pgrep -f "^/bin/cloud-hypervisor --api-socket /run/vc/vm/$SBX/" | head -1)" # stop spinning
+
+# --- 0b. vCPU runqueue wait against schedstat ---------------------------------
+VMM=$(pgrep -f "^/bin/cloud-hypervisor --api-socket /run/vc/vm/$SBX/" | head -1)
+VT=()
+for t in /proc/$VMM/task/*; do
+	case "$(cat "$t/comm" 2>/dev/null)" in vcpu[0-9]*) VT+=("${t##*/}") ;; esac
+done
+[ ${#VT[@]} -eq 2 ] || fail "expected 2 vCPU threads of $VMM, found ${VT[*]}"
+for t in "${VT[@]}"; do taskset -p -c 0 "$t" >/dev/null || fail "taskset -p -c 0 $t"; done
+taskset -c 0 sh -c 'while :; do :; done' &
+HOG=$!
+sl_on_exit "kill $HOG 2>/dev/null; true"
+rd() { awk '{print $2}' "/proc/$VMM/task/$1/schedstat"; } # run_delay ns
+# the API's run_delay of tid $2 in the JSON $1, in ns
+api_ns() { jq -r --argjson t "$2" '.vcpus[] | select(.tid == $t) | .runqueue_wait_seconds * 1e9 | round' "$1"; }
+sleep 0.5
+declare -A B1 A1 B2 A2
+for t in "${VT[@]}"; do B1[$t]=$(rd "$t"); done
+sl_get "/api/v1/sandboxes/$SBX" >"$SL_LOGDIR/rq1.json" || fail "GET /api/v1/sandboxes/$SBX failed"
+for t in "${VT[@]}"; do A1[$t]=$(rd "$t"); done
+sleep 2
+for t in "${VT[@]}"; do B2[$t]=$(rd "$t"); done
+sl_get "/api/v1/sandboxes/$SBX" >"$SL_LOGDIR/rq2.json" || fail "GET /api/v1/sandboxes/$SBX failed"
+for t in "${VT[@]}"; do A2[$t]=$(rd "$t"); done
+sl_get /metrics >"$SL_LOGDIR/rq-metrics.txt" || fail "GET /metrics failed"
+kill "$HOG" 2>/dev/null
+for t in "${VT[@]}"; do
+	x1=$(api_ns "$SL_LOGDIR/rq1.json" "$t") x2=$(api_ns "$SL_LOGDIR/rq2.json" "$t")
+	[[ "$x1" =~ ^[0-9]+$ && "$x2" =~ ^[0-9]+$ ]] || fail "vCPU $t: runqueue_wait_seconds unknown ($x1, $x2)"
+	d=$((x2 - x1)) lo=$((B2[$t] - A1[$t])) hi=$((A2[$t] - B1[$t]))
+	tol=$((d / 10 > 20000000 ? d / 10 : 20000000))
+	note "vCPU tid $t: API runqueue wait delta ${d} ns, schedstat run_delay delta in [$lo, $hi] ns"
+	[ "$d" -gt 0 ] || fail "vCPU $t: no runqueue wait while pinned with a hog (delta $d)"
+	[ "$d" -ge $((lo - tol)) ] && [ "$d" -le $((hi + tol)) ] ||
+		fail "vCPU $t: API runqueue wait delta $d ns outside schedstat's [$lo, $hi] ns ± $tol"
+	iv=$(jq -r --argjson t "$t" '.vcpus[] | select(.tid == $t) | .interval.runqueue_wait_seconds * 1e9 | round' "$SL_LOGDIR/rq2.json")
+	[ $((iv - d)) -le 1000 ] && [ $((d - iv)) -le 1000 ] || fail "vCPU $t: interval wait $iv ns is not the delta $d ns"
+	[ "$(jq -r --argjson t "$t" '.vcpus[] | select(.tid == $t) | .interval.wait_per_timeslice_seconds > 0' "$SL_LOGDIR/rq2.json")" = true ] ||
+		fail "vCPU $t: no wait per timeslice"
+	ix=$(jq -r --argjson t "$t" '.vcpus[] | select(.tid == $t) | .index' "$SL_LOGDIR/rq2.json")
+	m=$(grep "^sandlens_sandbox_vcpu_runqueue_wait_seconds_total{sandbox_id=\"$SBX\",vcpu=\"$ix\"}" "$SL_LOGDIR/rq-metrics.txt" | awk '{print $2}')
+	[ -n "$m" ] || fail "no sandlens_sandbox_vcpu_runqueue_wait_seconds_total for vcpu $ix"
+	awk -v m="$m" -v a="$x2" 'BEGIN { exit !(m * 1e9 >= a) }' || fail "vcpu $ix: /metrics wait $m s below the API's earlier $x2 ns"
+	grep -q "^sandlens_sandbox_vcpu_timeslices_total{sandbox_id=\"$SBX\",vcpu=\"$ix\"} [1-9]" "$SL_LOGDIR/rq-metrics.txt" ||
+		fail "no sandlens_sandbox_vcpu_timeslices_total for vcpu $ix"
+done
+assert_eq "sandbox runqueue wait = sum of its vCPUs" true \
+	"$(jq '(.vcpu_runqueue.runqueue_wait_seconds - ([.vcpus[].runqueue_wait_seconds] | add)) | fabs < 1e-6' "$SL_LOGDIR/rq2.json")"
+assert_eq "sandbox timeslices = sum of its vCPUs" true \
+	"$(jq '.vcpu_runqueue.timeslices == ([.vcpus[].timeslices] | add)' "$SL_LOGDIR/rq2.json")"
+promtool check metrics <"$SL_LOGDIR/rq-metrics.txt" >"$SL_LOGDIR/promtool.txt" 2>&1 ||
+	{ cat "$SL_LOGDIR/promtool.txt"; fail "promtool check metrics rejected /metrics"; }
+kill -USR1 "$VMM" # stop spinning
 
 # --- 1. identity -------------------------------------------------------
 VMM=$(pgrep -f "^/bin/cloud-hypervisor --api-socket /run/vc/vm/$SBX/" | head -1)
@@ -100,11 +162,12 @@ assert_eq "overhead cgroup" "/kata_overhead/$SBX" "$(jq -r .overhead_cgroup "$J"
 assert_eq "vm dir" "/run/vc/vm/$SBX" "$(jq -r .vm_dir "$J")"
 
 sl_cli sandboxes >"$SL_LOGDIR/sandboxes.txt" || fail "sandlens sandboxes failed"
-grep -q "^$SBX *kata *cloud-hypervisor *$VMM *2 *$POD" "$SL_LOGDIR/sandboxes.txt" ||
+grep -Eq "^$SBX *kata *cloud-hypervisor *$VMM *2 *[0-9]+\.[0-9]{3}s *$POD" "$SL_LOGDIR/sandboxes.txt" ||
 	fail "sandlens sandboxes does not list $SBX with its VMM pid and 2 vCPUs: $(cat "$SL_LOGDIR/sandboxes.txt")"
 sl_cli sandboxes "$SBX" >"$SL_LOGDIR/sandbox.txt" || fail "sandlens sandboxes ID failed"
 for t in ${want_tids//,/ }; do
-	grep -q "tid $t " "$SL_LOGDIR/sandbox.txt" || fail "sandlens sandboxes $SBX does not show vCPU tid $t"
+	grep -Eq "tid $t +vcpu[01] +rq wait [0-9]+\.[0-9]{3}s \([0-9]+ timeslices" "$SL_LOGDIR/sandbox.txt" ||
+		fail "sandlens sandboxes $SBX does not show vCPU tid $t with its runqueue wait: $(cat "$SL_LOGDIR/sandbox.txt")"
 done
 code=$(curl -s -o /dev/null -w '%{http_code}' -m 10 "$SL_API/api/v1/sandboxes/0123456789abcdef")
 assert_eq "unknown sandbox id" 404 "$code"
