@@ -72,7 +72,7 @@ static int parse(const struct sl_api_param *p, size_t n, const char *const *allo
 		} else if (!strcmp(k, "format")) {
 			s->fmt = sl_prof_format_from_name(v);
 			if (s->fmt < 0) {
-				snprintf(err, errlen, "format: '%.32s' is not pprof, folded, svg or json", v);
+				snprintf(err, errlen, "format: '%.32s' is not pprof, folded, svg, json or html", v);
 				return -1;
 			}
 		} else if (!strcmp(k, "limit")) {
