@@ -55,6 +55,9 @@ async function frameCentre(name) {
     const f = [...document.querySelectorAll('#flame .f:not(.anc)')].filter((e) => e.dataset.name === n)
       .sort((a, b) => b.getBoundingClientRect().width - a.getBoundingClientRect().width)[0];
     if (!f) return null;
+    // a deep stack makes the page taller than the viewport: bring the frame
+    // into view first (the mouse only reaches what is on screen)
+    f.scrollIntoView({ block: 'center', inline: 'center' });
     const b = f.getBoundingClientRect();
     return { x: b.left + b.width / 2, y: b.top + b.height / 2, w: b.width };
   }, name);
@@ -100,9 +103,21 @@ async function frameCentre(name) {
   await shot('profile');
 
   // hover
-  const c = await frameCentre(X.top);
-  await page.mouse.move(c.x, c.y);
-  const det = await until('hover details', (n) => { const t = document.getElementById('details').textContent; return t.startsWith(n) && /self/.test(t) && /%/.test(t) && t; }, X.top);
+  // a loaded machine can lay the page out after the first move: move away and
+  // back (fresh mousemove events) up to three times before failing
+  const hoverOk = (n) => { const t = document.getElementById('details').textContent; return t.startsWith(n) && /self/.test(t) && /%/.test(t) && t; };
+  let det = null;
+  for (let i = 0; i < 3 && !det; i++) {
+    const c = await frameCentre(X.top);
+    await page.mouse.move(1, 1);
+    await page.mouse.move(c.x, c.y, { steps: 4 });
+    try {
+      det = await (await page.waitForFunction(hoverOk, { timeout: 5000, polling: 100 }, X.top)).jsonValue();
+    } catch (e) {
+      det = null;
+    }
+  }
+  if (!det) det = await until('hover details', hoverOk, X.top);
   ok('hover shows: ' + det.replace(/\n/g, ' | '));
 
   // search
