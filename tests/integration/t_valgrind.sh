@@ -8,7 +8,13 @@ sl_require_agent_env
 sl_require_cmd valgrind
 case "$SL_BUILD" in *-san) skip "valgrind cannot run an ASan-instrumented sandlensd (ASan covers this build)" ;; esac
 
-sl_write_config
+# Continuous profiling off here: under valgrind every 10 s window symbolizes the
+# whole host (kallsyms, every sampled binary), which took the run past its
+# timeout on a loaded machine; its code runs under ASan in t_cprof_windows,
+# t_auto_capture and test_cprof (valgrind covers the agent's core paths).
+sl_write_config "profiling:
+  continuous:
+    enabled: false"
 VG_LOG="$SL_LOGDIR/valgrind.log"
 valgrind --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
 	--error-exitcode=99 --suppressions="$SL_ROOT/tests/valgrind.supp" --log-file="$VG_LOG" \
@@ -17,7 +23,7 @@ SL_AGENT_PID=$!
 n=0
 until curl -sf -m 2 "$SL_API/healthz" >/dev/null 2>&1; do
 	kill -0 "$SL_AGENT_PID" 2>/dev/null || { cat "$VG_LOG"; fail "sandlensd under valgrind exited during start-up"; }
-	[ $n -lt 1200 ] || fail "sandlensd under valgrind did not answer within 120 s"
+	[ $n -lt 3000 ] || fail "sandlensd under valgrind did not answer within 300 s"
 	sleep 0.1
 	n=$((n + 1))
 done
