@@ -177,7 +177,9 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-om
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iinclude -Isrc -Itests/fuzz \
 	$(FUZZ_SAN) $(shell pkg-config --cflags $(PKGS))
 # the whole profile library (a list by name went stale when it gained files)
-FUZZ_PROF_SRCS := $(wildcard src/profile/*.c)
+# the profile objects whole, with what they call outside src/profile (the
+# flame graph page is generated into $(B)/gen)
+FUZZ_PROF_SRCS := $(wildcard src/profile/*.c) src/common/timefmt.c $(B)/gen/flame_page.c
 FUZZ_SRCS_cgpath := src/cgroup/cgpath.c
 FUZZ_SRCS_cgstat := $(wildcard src/cgroup/cgstat*.c)
 FUZZ_SRCS_mounts := src/cgroup/mounts.c
@@ -205,10 +207,14 @@ $(FUZZ_B)/obj/%.o: src/%.c | $(SKELS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(B)/skel -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
 
+$(FUZZ_B)/obj/gen/%.o: $(B)/gen/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
+
 
 # objects of target $(1) (a function: a '%' in a pattern rule's
 # prerequisites would be taken for the stem)
-fuzz_objs = $(patsubst src/%.c,$(FUZZ_B)/obj/%.o,$(FUZZ_SRCS_$(1)))
+fuzz_objs = $(patsubst $(B)/gen/%.c,$(FUZZ_B)/obj/gen/%.o,$(patsubst src/%.c,$(FUZZ_B)/obj/%.o,$(FUZZ_SRCS_$(1))))
 .SECONDEXPANSION:
 $(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c $$(call fuzz_objs,$$*)
 	@mkdir -p $(@D)

@@ -106,6 +106,28 @@ static void module_free(struct module *m)
 	free(m);
 }
 
+/* Length of build-id hex without its trailing zero bytes ("00" pairs; at
+ * least one byte kept): the key of the build-id index. The kernel reports
+ * a stack frame's build-id zero padded to BUILD_ID_SIZE_MAX (20) bytes with
+ * no length (struct bpf_stack_build_id, include/uapi/linux/bpf.h), so a
+ * 16-byte id and a 20-byte one ending in zero bytes are only comparable
+ * with those bytes dropped on both sides. */
+static size_t bid_keylen(const char *hex)
+{
+	size_t n = strlen(hex);
+	while (n > 2 && hex[n - 1] == '0' && hex[n - 2] == '0')
+		n -= 2;
+	return n;
+}
+
+/* 1 when build-id hexes a and b are the same id (trailing zero bytes
+ * ignored, bid_keylen). */
+static int bid_same(const char *a, const char *b)
+{
+	size_t n = bid_keylen(a);
+	return n == bid_keylen(b) && !strncmp(a, b, n);
+}
+
 /* Put m into the build-id index (mu held): a module with symbols replaces
  * one without. */
 static void bid_index(struct sl_symbolizer *s, struct module *m)
@@ -113,14 +135,15 @@ static void bid_index(struct sl_symbolizer *s, struct module *m)
 	if (!m->ok || !m->elf.build_id[0] || m->in_bid)
 		return;
 	struct module *o;
-	HASH_FIND(hb, s->bids, m->elf.build_id, strlen(m->elf.build_id), o);
+	size_t kl = bid_keylen(m->elf.build_id);
+	HASH_FIND(hb, s->bids, m->elf.build_id, kl, o);
 	if (o) {
 		if (o->elf.nsyms || !m->elf.nsyms)
 			return;
 		HASH_DELETE(hb, s->bids, o);
 		o->in_bid = 0;
 	}
-	HASH_ADD_KEYPTR(hb, s->bids, m->elf.build_id, strlen(m->elf.build_id), m);
+	HASH_ADD_KEYPTR(hb, s->bids, m->elf.build_id, kl, m);
 	m->in_bid = 1;
 }
 
@@ -763,12 +786,11 @@ int sl_symbolizer_index_file(struct sl_symbolizer *s, const int *pids, size_t np
  * <debug_root>/.build-id/xx/rest.debug, the .build-id/xx/rest link to the
  * binary, then debuginfod when configured. A new module or NULL. No lock
  * (file I/O, maybe network). */
-static struct module *bid_find(struct sl_symbolizer *s, const char *hex, const uint8_t *id, size_t len)
+static struct module *bid_find_len(struct sl_symbolizer *s, const uint8_t *id, size_t len)
 {
-	char p[600];
+	char p[600], hex[2 * SL_BUILD_ID_MAX + 1];
 	static const char *const sfx[2] = { ".debug", "" };
-	if (s->no_debuginfo || strlen(hex) < 3)
-		return NULL;
+	hex_of(id, len, hex);
 	for (int i = 0; i < 2; i++) {
 		snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s%s", s->debug_root, hex, hex + 2, sfx[i]);
 		int fd = sl_sym_open(NULL, p, 0, SL_SYM_ELF_MAX, NULL);
@@ -776,7 +798,7 @@ static struct module *bid_find(struct sl_symbolizer *s, const char *hex, const u
 			continue;
 		struct module *m = module_from_fd(s, fd, "", NULL, p);
 		close(fd);
-		if (m && m->ok && !strcmp(m->elf.build_id, hex) && m->elf.nsyms)
+		if (m && m->ok && bid_same(m->elf.build_id, hex) && m->elf.nsyms)
 			return m;
 		if (m)
 			module_free(m);
@@ -789,12 +811,30 @@ static struct module *bid_find(struct sl_symbolizer *s, const char *hex, const u
 		struct module *m = module_from_fd(s, fd, "", NULL, fpath ? fpath : hex);
 		close(fd);
 		free(fpath);
-		if (m && m->ok && !strcmp(m->elf.build_id, hex) && m->elf.nsyms)
+		if (m && m->ok && bid_same(m->elf.build_id, hex) && m->elf.nsyms)
 			return m;
 		if (m)
 			module_free(m);
 	}
 	return NULL;
+}
+
+/* bid_find for the id of a stack frame, id[len] with its zero padding
+ * dropped: the files are named by the whole build-id, so the lengths
+ * build-ids have (8: lld's fast, 16: md5/uuid, 20: sha1) above len are
+ * tried too, zero filled (a 20-byte id may end in zero bytes). */
+static struct module *bid_find(struct sl_symbolizer *s, const uint8_t *id, size_t len)
+{
+	static const size_t sizes[3] = { 8, 16, SL_BUILD_ID_MAX };
+	uint8_t full[SL_BUILD_ID_MAX] = { 0 };
+	if (s->no_debuginfo || !len || len > SL_BUILD_ID_MAX)
+		return NULL;
+	memcpy(full, id, len);
+	struct module *m = bid_find_len(s, full, len);
+	for (int i = 0; !m && i < 3; i++)
+		if (sizes[i] > len)
+			m = bid_find_len(s, full, sizes[i]);
+	return m;
 }
 
 static uint64_t mono_s(void)
@@ -833,7 +873,7 @@ static void bid_resolve_missing(struct sl_symbolizer *s, const struct sl_raw_pro
 			size_t len = b->len;
 			while (len > 1 && !b->id[len - 1])
 				len--;
-			struct module *nm = bid_find(s, hex, b->id, len);
+			struct module *nm = bid_find(s, b->id, len);
 			pthread_mutex_lock(&s->mu);
 			HASH_FIND_STR(s->neg, hex, ng);
 			if (nm && ng) {
