@@ -331,6 +331,27 @@ void sl_auto_redact(json_t *rec)
 			json_object_set_new(v, "stack_withheld", json_true());
 		}
 	}
+	/* paths the workload has open are its data, as argv is */
+	json_array_foreach(json_object_get(snap, "open_files"), i, v) {
+		if (json_object_get(v, "path")) {
+			json_object_del(v, "path");
+			json_object_set_new(v, "path_withheld", json_true());
+		}
+	}
+	/* the profiles' functions are parts of stacks (the profile routes are
+	 * admin-only) */
+	const char *k;
+	json_object_foreach(json_object_get(rec, "profiles"), k, v) {
+		if (json_object_get(v, "top_functions")) {
+			json_object_del(v, "top_functions");
+			json_object_set_new(v, "top_functions_withheld", json_true());
+		}
+	}
+	json_t *base = json_object_get(rec, "baseline");
+	if (json_object_get(base, "top_regressions")) {
+		json_object_del(base, "top_regressions");
+		json_object_set_new(base, "top_regressions_withheld", json_true());
+	}
 }
 
 json_t *sl_auto_captures_json(struct sl_auto *au, const char *container, const char *detector, size_t limit,

@@ -132,6 +132,11 @@ printf '%s' "$C" | jq -e '.snapshot.processes | map(.comm) | index("sl-profprog"
 RD=$(curl -q -sf -m 5 "$SL_API/api/v1/captures/$ID")
 printf '%s' "$RD" | jq -e '[.snapshot.processes[] | has("cmdline")] | any | not' >/dev/null || fail "a reader sees argv"
 printf '%s' "$RD" | jq -e '.snapshot.processes[0].cmdline_withheld == true' >/dev/null || fail "no cmdline_withheld for a reader"
+# ... and the functions of the profiles (parts of stacks) and open files' paths
+printf '%s' "$RD" | jq -e '[.profiles[] | has("top_functions")] | any | not' >/dev/null || fail "a reader sees top_functions"
+printf '%s' "$RD" | jq -e '.profiles.on_cpu.top_functions_withheld == true' >/dev/null || fail "no top_functions_withheld for a reader"
+printf '%s' "$RD" | jq -e '[.snapshot.open_files[]? | has("path")] | any | not' >/dev/null || fail "a reader sees open files' paths"
+printf '%s' "$RD" | jq -e '(.baseline // {}) | has("top_regressions") | not' >/dev/null || fail "a reader sees top_regressions"
 # admin sees argv
 curl -sf -m 5 "$SL_API/api/v1/captures/$ID" | jq -e '.snapshot.processes | map(.cmdline | length > 0) | any' >/dev/null ||
 	fail "admin does not see argv"
