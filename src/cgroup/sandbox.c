@@ -483,6 +483,24 @@ static int role_of(const struct sl_sbx_proc *p, int *vmm)
 	return R_NONE;
 }
 
+/* A process may take a sandbox role (its argv and thread names are its
+ * own to choose) when it runs as root, or in a cgroup only root makes: a
+ * sandbox cgroup (kind k) or a container's (kubepods, docker, ...; the
+ * gVisor sentry and gofers run in the pod sandbox container's), not under
+ * a systemd user manager (user@<uid>.service: delegated to that user, who
+ * may name cgroups at will). */
+static int trusted(const struct sl_sbx_proc *p, int k)
+{
+	if (p->uid == 0)
+		return 1;
+	if (strstr(p->cgroup, "/user@"))
+		return 0;
+	if (k != CG_NONE)
+		return 1;
+	struct sl_attr at;
+	return sl_cgpath_parse(p->cgroup, &at) == 0 && at.container_id[0];
+}
+
 int sl_sbx_identify(const char *const *cgroups, size_t ncgroups, const struct sl_sbx_proc *procs,
 		    size_t nprocs, struct sl_sbx_list *out)
 {
@@ -510,6 +528,10 @@ int sl_sbx_identify(const char *const *cgroups, size_t ncgroups, const struct sl
 		roles[i] = role_of(p, &vmms[i]);
 		char id[SL_CONTAINER_ID_LEN] = "", pre[SL_SBX_PATH_LEN];
 		int k = cg_classify(p->cgroup, id, sizeof(id), pre, sizeof(pre));
+		if (roles[i] != R_NONE && !trusted(p, k)) {
+			roles[i] = R_NONE;
+			continue;
+		}
 		if (roles[i] == R_VMM) {
 			int kata_by_cmd = 0;
 			if (k == CG_NONE) {

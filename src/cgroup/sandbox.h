@@ -50,6 +50,7 @@
 #define SL_SBX_PATH_LEN 512
 #define SL_SBX_MAX_VCPUS 256
 #define SL_SBX_MAX_AUX 16      /* shims and gofers kept per sandbox */
+#define SL_SBX_UID_UNKNOWN 0xffffffffu
 
 enum sl_sbx_runtime { SL_SBX_RT_NONE = 0, SL_SBX_KATA, SL_SBX_GVISOR, SL_SBX_FIRECRACKER };
 enum sl_sbx_vmm { SL_SBX_VMM_NONE = 0, SL_SBX_QEMU, SL_SBX_CLH, SL_SBX_FC };
@@ -77,6 +78,11 @@ struct sl_sbx_proc {
 	/* cgroup path of the process ("/..." relative to the hierarchy root;
 	 * sl_sbx_cgroup_pick() chooses it from /proc/<pid>/cgroup) */
 	char cgroup[SL_SBX_PATH_LEN];
+	/* real uid (/proc/<pid>/status "Uid:" first field; SL_SBX_UID_UNKNOWN
+	 * when unread). A VMM, sentry, shim or gofer that is not root counts
+	 * only inside a sandbox or container cgroup (which root makes): any
+	 * local user can start a process named "firecracker --id <id>". */
+	uint32_t uid;
 	size_t nthreads;
 	const struct sl_sbx_thread *threads;
 };

@@ -151,6 +151,21 @@ struct plist {
 	struct sl_sbx_thread **thr; /* owned thread arrays, parallel to v */
 };
 
+/* The real uid of a /proc/<pid>/status text ("Uid:\t<real>\t<effective>..."),
+ * or SL_SBX_UID_UNKNOWN. */
+static uint32_t status_ruid(const char *st)
+{
+	const char *u = strstr(st, "\nUid:");
+	if (!u)
+		return SL_SBX_UID_UNKNOWN;
+	char *e;
+	errno = 0;
+	unsigned long v = strtoul(u + 5, &e, 10);
+	if (errno || e == u + 5 || v >= SL_SBX_UID_UNKNOWN)
+		return SL_SBX_UID_UNKNOWN;
+	return (uint32_t)v;
+}
+
 static int read_threads(int pd, struct sl_sbx_thread **out, size_t *n)
 {
 	*out = NULL;
@@ -241,6 +256,9 @@ static int read_procs(const char *root, struct plist *l)
 		}
 		ssize_t n = read_at(pd, "cmdline", p.cmdline, sizeof(p.cmdline));
 		p.cmdline_len = n > 0 ? (size_t)n : 0;
+		p.uid = SL_SBX_UID_UNKNOWN;
+		if (read_at(pd, "status", cgbuf, 8192) > 0)
+			p.uid = status_ruid(cgbuf);
 		if (read_at(pd, "cgroup", cgbuf, 8192) > 0)
 			sl_sbx_cgroup_pick(cgbuf, p.cgroup, sizeof(p.cgroup));
 		else

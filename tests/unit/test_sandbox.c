@@ -423,6 +423,22 @@ static void scan_fixture(void **state)
 		   "11:memory:/kata_overhead/" SBX "\n0::/\n", thr, tids, 3);
 	static const char bash[] = "bash\0";
 	mkproc_dir(proc, 701 + 1000, "bash", 1, bash, sizeof(bash) - 1, "0::/user.slice\n", NULL, NULL, 0);
+	/* VMMs in no sandbox cgroup: believed when /proc/<pid>/status says
+	 * real uid 0; a user's, or one whose status cannot be read, is not */
+	static const char fc1[] = "firecracker\0--id\0rootvm\0", fc2[] = "firecracker\0--id\0uservm\0",
+			  fc3[] = "firecracker\0--id\0nostatus\0";
+	mkproc_dir(proc, 800, "firecracker", 50, fc1, sizeof(fc1) - 1, "0::/system.slice/x.service\n", NULL, NULL, 0);
+	mkproc_dir(proc, 801, "firecracker", 51, fc2, sizeof(fc2) - 1, "0::/user.slice\n", NULL, NULL, 0);
+	mkproc_dir(proc, 802, "firecracker", 52, fc3, sizeof(fc3) - 1, "0::/user.slice\n", NULL, NULL, 0);
+	static const char *const st[2] = { "Name:\tfirecracker\nUmask:\t0022\nState:\tS\nUid:\t0\t0\t0\t0\n",
+					   "Name:\tfirecracker\nUid:\t1000\t0\t1000\t1000\nGid:\t1000\n" };
+	for (int i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/%d/status", proc, 800 + i);
+		FILE *f = fopen(p, "w");
+		assert_non_null(f);
+		fputs(st[i], f);
+		fclose(f);
+	}
 
 	struct sl_cg_mounts m;
 	memset(&m, 0, sizeof(m));
@@ -430,12 +446,14 @@ static void scan_fixture(void **state)
 	struct sl_sbx_scan_opts o = {.mounts = &m, .proc_root = proc};
 	struct sl_sbx_list l;
 	assert_int_equal(sl_sbx_scan(&o, &l), 0);
-	assert_int_equal(l.n, 1);
+	assert_int_equal(l.n, 2);
 	assert_string_equal(l.sbx[0].overhead_cgroup, "/kata_overhead/" SBX);
 	assert_int_equal(l.sbx[0].vmm_pid, 700);
 	assert_int_equal(l.sbx[0].vmm_start_time, 4242);
 	assert_int_equal(l.sbx[0].nvcpus, 2);
 	assert_string_equal(l.sbx[0].vcpu[0].comm, "vcpu0");
+	assert_string_equal(l.sbx[1].id, "rootvm");
+	assert_int_equal(l.sbx[1].vmm_pid, 800);
 	sl_sbx_list_free(&l);
 
 	/* pid identity */
@@ -452,6 +470,57 @@ static void scan_fixture(void **state)
 	assert_int_equal(sl_sbx_scan(&bad, &l), -ENOENT);
 }
 
+/* Any local user can start a process named "firecracker --id <id>" with
+ * threads named "fc_vcpu 0": outside a cgroup only root makes, a non-root
+ * VMM, sentry or shim names no sandbox and joins none; the jailer's
+ * unprivileged firecracker (its own firecracker/<id> cgroup) counts, and a
+ * process in a systemd user manager's delegated subtree never does. */
+static void spoofed_roles(void **state)
+{
+	(void)state;
+	const char *id = "551e7604-e35c-42b3-b825-416853441234";
+	const char *cgs[] = {"/firecracker", "/firecracker/551e7604-e35c-42b3-b825-416853441234"};
+	struct sl_sbx_thread ft[] = {{4002, "fc_vcpu 0"}};
+	struct sl_sbx_thread fake[] = {{6001, "fc_vcpu 0"}, {6002, "fc_vcpu 1"}};
+	const char *ucg = "/user.slice/user-1000.slice/session-3.scope";
+	struct sl_sbx_proc ps[] = {
+		/* the real one: jailed, uid 123, in its cgroup, started later */
+		mkproc(4000, 3990, 900, "firecracker", "/firecracker --id 551e7604-e35c-42b3-b825-416853441234",
+		       "/firecracker/551e7604-e35c-42b3-b825-416853441234", ft, 1),
+		/* a user's fake of the same id, older, with more "vCPUs" */
+		mkproc(6000, 5990, 10, "firecracker", "firecracker --id 551e7604-e35c-42b3-b825-416853441234", ucg,
+		       fake, 2),
+		/* a user's fake of a new id, a fake sentry and a fake shim */
+		mkproc(6100, 5990, 11, "firecracker", "firecracker --id fake-vm", ucg, fake, 2),
+		mkproc(6200, 5990, 12, "exe", "runsc-sandbox boot --bundle=/tmp/b fakesentry", ucg, NULL, 0),
+		mkproc(6300, 5990, 13, "containerd-shim",
+		       "containerd-shim-kata-v2 -id 551e7604-e35c-42b3-b825-416853441234", ucg, NULL, 0),
+		/* in a kubepods-like cgroup under the user's delegated manager */
+		mkproc(6400, 5990, 14, "exe", "runsc-sandbox boot " SBX,
+		       "/user.slice/user-1000.slice/user@1000.service/kubepods/pod" POD "/" SBX, NULL, 0),
+	};
+	ps[0].uid = 123;
+	for (size_t i = 1; i < 6; i++)
+		ps[i].uid = 1000;
+	struct sl_sbx_list l;
+	assert_int_equal(sl_sbx_identify(cgs, 2, ps, 6, &l), 0);
+	assert_int_equal(l.n, 1);
+	const struct sl_sbx *s = &l.sbx[0];
+	assert_string_equal(s->id, id);
+	assert_int_equal(s->vmm_pid, 4000);
+	assert_int_equal(s->nvcpus, 1);
+	assert_int_equal(s->vcpu[0].tid, 4002);
+	assert_int_equal(s->nshims, 0);
+	sl_sbx_list_free(&l);
+
+	/* the same fakes run by root are believed (root can do anything) */
+	for (size_t i = 1; i < 6; i++)
+		ps[i].uid = 0;
+	assert_int_equal(sl_sbx_identify(cgs, 2, ps, 6, &l), 0);
+	assert_true(sl_sbx_find(&l, "fake-vm") != NULL);
+	sl_sbx_list_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -462,6 +531,7 @@ int main(void)
 		cmocka_unit_test(kata_firecracker),
 		cmocka_unit_test(gvisor),
 		cmocka_unit_test(firecracker_jailer),
+		cmocka_unit_test(spoofed_roles),
 		cmocka_unit_test(going_away_and_pid_reuse),
 		cmocka_unit_test(scan_fixture),
 	};
