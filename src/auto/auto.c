@@ -331,6 +331,9 @@ static void fire(struct sl_auto *au, struct sl_auto_ctr *e, const struct sl_auto
 		char t[64];
 		sl_psi_trigger_format(&au->psi_trig[det == SL_AD_MEMPSI ? 0 : 1], t, sizeof(t));
 		json_object_set_new(r.extra, "trigger", json_string(t));
+		json_object_set_new(r.extra, "value_is",
+				    json_string("lower bound: the kernel's trigger fired (stall >= threshold within the "
+						"window); reading: some avg10 at the event"));
 	}
 	sl_auto_capture_start(au, c, &r);
 	json_decref(r.extra);
@@ -462,6 +465,20 @@ static void psi_event(struct sl_auto *au, uint64_t data, uint32_t events)
 	if (!au->det_on[det])
 		return;
 	const struct sl_psi_trigger *t = &au->psi_trig[k];
+	/* The kernel says only that the stall reached the threshold within the
+	 * window (kernel/sched/psi.c window_update/psi_trigger): the value is
+	 * that lower bound. The reading is the file's "some avg10" (share of
+	 * wall time) read now from the trigger's own fd; unknown (NaN) when
+	 * it cannot be read. */
+	double reading = NAN;
+	char buf[512];
+	ssize_t n = pread(e->psi_fd[k], buf, sizeof(buf) - 1, 0);
+	struct sl_cgstat_psi ps;
+	if (n > 0) {
+		buf[n] = 0;
+		if (sl_cgparse_psi(buf, &ps) == 0 && ps.has_some)
+			reading = ps.some.avg10 / 100.0;
+	}
 	struct sl_det_verdict v = {
 		.fire = 1,
 		.evaluated = 1,
@@ -470,7 +487,7 @@ static void psi_event(struct sl_auto *au, uint64_t data, uint32_t events)
 		.baseline_p99 = NAN,
 		.samples = 1,
 	};
-	fire(au, e, &au->cin[e->cin_idx], det, &v, v.stat, "psi_trigger");
+	fire(au, e, &au->cin[e->cin_idx], det, &v, reading, "psi_trigger");
 }
 
 /* ------------------------------------------------------------ thread */

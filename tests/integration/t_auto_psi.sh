@@ -135,6 +135,9 @@ done
 printf '%s\n' "$CAP" >"$SL_LOGDIR/captures.json"
 note "capture: $(printf '%s' "$CAP" | jq -c '.captures[0] | {id, detector, reason}')"
 assert_eq "capture source" psi_trigger "$(printf '%s' "$CAP" | jq -r '.captures[0].reason.source')"
+# the value is the trigger's lower bound (its threshold); the reading the file's some avg10 as a share
+printf '%s' "$CAP" | jq -e '.captures[0].reason | (.reading | type == "number" and . >= 0 and . <= 1) and .value == .threshold and (.value_is | test("lower bound"))' >/dev/null ||
+	fail "psi_trigger reason: $(printf '%s' "$CAP" | jq -c '.captures[0].reason')"
 EV1=$(sl_metric sandlens_auto_psi_trigger_events_total)
 [ "$EV1" -gt "$EV0" ] || fail "sandlens_auto_psi_trigger_events_total did not grow ($EV0 -> $EV1)"
 # the v1-only idle container fired nothing
