@@ -46,6 +46,12 @@ static enum MHD_Result send_body(struct MHD_Connection *c, unsigned status, char
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	if (!strncmp(ctype, "text/html", 9)) { /* a flame graph page: its own inline code only, never framed */
+		MHD_add_response_header(r, "Content-Security-Policy", sl_flame_html_csp());
+		MHD_add_response_header(r, "X-Frame-Options", "DENY");
+		MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	}
 	if (status == 405)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	enum MHD_Result ret = MHD_queue_response(c, status, r);
@@ -150,8 +156,9 @@ enum MHD_Result sl_api_captures_request(struct sl_agent *a, struct MHD_Connectio
 	const char *kind = pv[0] ? pv[0] : "on_cpu", *fmt = pv[1] ? pv[1] : "json";
 	if (strcmp(kind, "on_cpu") && strcmp(kind, "off_cpu"))
 		return send_error(c, 400, "INVALID_ARGUMENT", "kind: on_cpu or off_cpu");
-	if (strcmp(fmt, "pprof") && strcmp(fmt, "folded") && strcmp(fmt, "svg") && strcmp(fmt, "json"))
-		return send_error(c, 400, "INVALID_ARGUMENT", "format: pprof, folded, svg or json");
+	if (strcmp(fmt, "pprof") && strcmp(fmt, "folded") && strcmp(fmt, "svg") && strcmp(fmt, "json") &&
+	    strcmp(fmt, "html"))
+		return send_error(c, 400, "INVALID_ARGUMENT", "format: pprof, folded, svg, json or html");
 	if (!au || !sl_read_tasks(a))
 		return send_error(c, 503, "UNAVAILABLE", "AutoTracing or tasks are off");
 	char tid[SL_TASK_ID_LEN];

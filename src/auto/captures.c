@@ -257,7 +257,7 @@ static int finish_profile(struct sl_auto *au, json_t *rec, const char *which, js
 				json_array_append(top, json_array_get(leaves, i));
 			json_object_set_new(pobj, "top_functions", top);
 		}
-		json_object_set_new(pobj, "formats", json_pack("[s,s,s,s]", "pprof", "folded", "svg", "json"));
+		json_object_set_new(pobj, "formats", json_pack("[s,s,s,s,s]", "pprof", "folded", "svg", "json", "html"));
 	}
 	json_decref(t);
 	/* the diff: of the on-CPU profile, else the off-CPU one */

@@ -141,13 +141,16 @@ printf '%s' "$RD" | jq -e '(.baseline // {}) | has("top_regressions") | not' >/d
 curl -sf -m 5 "$SL_API/api/v1/captures/$ID" | jq -e '.snapshot.processes | map(.cmdline | length > 0) | any' >/dev/null ||
 	fail "admin does not see argv"
 # profile in every format; readers refused
-for f in pprof folded svg json; do
+for f in pprof folded svg json html; do
 	curl -sf -m 10 -o "$SL_TMP/p.$f" "$SL_API/api/v1/captures/$ID/profile?format=$f" || fail "profile format $f"
 done
 gzip -t "$SL_TMP/p.pprof" || fail "pprof is not gzip"
 grep -q prof_spin_loop "$SL_TMP/p.folded" || fail "folded lacks prof_spin_loop"
 head -c 300 "$SL_TMP/p.svg" | grep -q '<svg' || fail "svg"
 jq -e '.total_count > 0' "$SL_TMP/p.json" >/dev/null || fail "json profile"
+grep -q prof_spin_loop "$SL_TMP/p.html" || fail "html flame graph lacks prof_spin_loop"
+curl -sf -m 10 -D "$SL_TMP/h.hdr" -o /dev/null "$SL_API/api/v1/captures/$ID/profile?format=html" || fail "html headers"
+grep -qi "^content-security-policy: .*script-src 'sha256-" "$SL_TMP/h.hdr" || fail "html profile without its CSP header: $(cat "$SL_TMP/h.hdr")"
 assert_eq "reader gets 403 for the profile" 403 "$(curl -q -s -o /dev/null -w '%{http_code}' -m 5 "$SL_API/api/v1/captures/$ID/profile")"
 assert_eq "bad format is 400" 400 "$(curl -s -o /dev/null -w '%{http_code}' -m 5 "$SL_API/api/v1/captures/$ID/profile?format=png")"
 assert_eq "unknown capture is 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' -m 5 "$SL_API/api/v1/captures/c-0000")"
