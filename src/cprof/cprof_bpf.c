@@ -3,6 +3,7 @@
  * buffer flip and the read/clear of the inactive buffer. */
 #include "cprof/cprof_internal.h"
 #include "profile/profile.h"
+#include "profile/sampler_util.h"
 #include "sandlens/cprof.h"
 #include "cprof.skel.h"
 
@@ -20,7 +21,7 @@
 #include <unistd.h>
 
 #define MAX_CPUS 1024
-#define STACK_DEPTH 127
+#define STACK_DEPTH SL_STACK_DEPTH
 
 struct sl_cprof_bpf {
 	struct cprof_bpf *skel;
@@ -30,48 +31,6 @@ struct sl_cprof_bpf {
 	unsigned active; /* buffer the programs write now */
 	int ncpus;       /* possible CPUs (per-CPU map values) */
 };
-
-/* Online CPUs from /sys/devices/system/cpu/online ("0-3,5"). */
-static int online_cpus(int *cpus, int max)
-{
-	char buf[4096];
-	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC), n = 0;
-	if (fd < 0)
-		return -errno;
-	ssize_t len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return -EIO;
-	buf[len] = 0;
-	for (char *p = buf; *p && *p != '\n';) {
-		char *end;
-		long a = strtol(p, &end, 10), b = a;
-		if (end == p)
-			return -EINVAL;
-		if (*end == '-') {
-			p = end + 1;
-			b = strtol(p, &end, 10);
-			if (end == p || b < a)
-				return -EINVAL;
-		}
-		for (long c = a; c <= b && n < max; c++)
-			cpus[n++] = (int)c;
-		p = *end == ',' ? end + 1 : end;
-	}
-	return n;
-}
-
-static int perf_open(int type, uint64_t config, uint32_t hz, int cpu)
-{
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = (uint32_t)type,
-		.config = config,
-		.sample_freq = hz,
-		.freq = 1,
-	};
-	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-}
 
 void sl_cprof_bpf_destroy(struct sl_cprof_bpf *b)
 {
@@ -108,7 +67,7 @@ struct sl_cprof_bpf *sl_cprof_bpf_open(uint32_t hz, uint32_t stack_entries, uint
 		snprintf(err, errlen, "load cprof BPF object (perf_event): %s", strerror(-rc));
 		goto fail;
 	}
-	int n = online_cpus(cpus, MAX_CPUS);
+	int n = sl_online_cpus(cpus, MAX_CPUS);
 	if (n <= 0) {
 		snprintf(err, errlen, "reading the online CPUs: %s", strerror(n ? -n : EINVAL));
 		goto fail;
@@ -119,10 +78,10 @@ struct sl_cprof_bpf *sl_cprof_bpf_open(uint32_t hz, uint32_t stack_entries, uint
 		goto fail;
 	}
 	for (int i = 0; i < n; i++) {
-		int fd = hw ? perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, hz, cpus[i]) : -1;
+		int fd = hw ? sl_perf_open_freq(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, hz, cpus[i]) : -1;
 		if (fd < 0) {
 			hw = 0; /* no PMU (VMs): cpu-clock from here on */
-			fd = perf_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, hz, cpus[i]);
+			fd = sl_perf_open_freq(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, hz, cpus[i]);
 		}
 		if (fd < 0) {
 			snprintf(err, errlen, "perf_event_open(cpu-clock, cpu %d, %u Hz): %s", cpus[i], hz,
@@ -151,16 +110,7 @@ int sl_cprof_bpf_prog_fd(const struct sl_cprof_bpf *b) { return bpf_program__fd(
 
 uint64_t sl_cprof_bpf_stat(const struct sl_cprof_bpf *b, int idx)
 {
-	uint32_t key = (uint32_t)idx;
-	uint64_t sum = 0;
-	uint64_t *v = calloc((size_t)b->ncpus, sizeof(*v));
-	if (!v)
-		return 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.cprof_stats), &key, v))
-		for (int i = 0; i < b->ncpus; i++)
-			sum += v[i];
-	free(v);
-	return sum;
+	return sl_bpf_percpu_sum(bpf_map__fd(b->skel->maps.cprof_stats), (uint32_t)idx);
 }
 
 /* Wait until no program still runs with the old value of `active`: the
@@ -185,20 +135,6 @@ unsigned sl_cprof_bpf_flip(struct sl_cprof_bpf *b)
 	return old;
 }
 
-/* Leaf-first ips of stack id; returns the depth (0 when id < 0 or gone). */
-static uint32_t read_stack(int fd, int32_t id, uint64_t *ips)
-{
-	uint32_t n = 0;
-	if (id < 0)
-		return 0;
-	memset(ips, 0, STACK_DEPTH * sizeof(*ips));
-	if (bpf_map_lookup_elem(fd, &id, ips))
-		return 0;
-	while (n < STACK_DEPTH && ips[n])
-		n++;
-	return n;
-}
-
 int sl_cprof_bpf_drain(struct sl_cprof_bpf *b, unsigned buf,
 		       int (*fn)(void *ctx, const struct sl_cprof_stack *s), void *ctx)
 {
@@ -217,8 +153,8 @@ int sl_cprof_bpf_drain(struct sl_cprof_bpf *b, unsigned buf,
 		struct sl_cprof_stack s = {.cgroup_id = k.cgroup_id, .cgroup_v1_id = k.cgroup_v1_id,
 					   .tgid = k.tgid, .count = v.count};
 		memcpy(s.comm, v.comm, sizeof(s.comm) - 1);
-		s.n_user = read_stack(sfd, k.user_stack_id, uips);
-		s.n_kernel = read_stack(sfd, k.kernel_stack_id, kips);
+		s.n_user = sl_bpf_stack_read(sfd, k.user_stack_id, uips);
+		s.n_kernel = sl_bpf_stack_read(sfd, k.kernel_stack_id, kips);
 		s.user_ips = uips;
 		s.kernel_ips = kips;
 		s.user_lost = k.user_stack_id < 0 && k.user_stack_id != -EFAULT;

@@ -1,5 +1,6 @@
 /* BPF objects of tasks (task_bpf.h). */
 #include "task/task_bpf.h"
+#include "profile/sampler_util.h"
 #include "task/task_kprof.h"
 #include "task/task.h"
 #include "task/syscall_names.h"
@@ -20,7 +21,7 @@
 #include <unistd.h>
 
 #define MAX_CPUS 1024
-#define STACK_DEPTH 127
+#define STACK_DEPTH SL_STACK_DEPTH
 
 struct sl_task_bpf {
 	int type;
@@ -33,47 +34,6 @@ struct sl_task_bpf {
 	struct bpf_link **links;
 	int pids_fd, cg2_fd, cg1_fd, stats_fd, nstats;
 };
-
-int sl_task_online_cpus(int *cpus, int max)
-{
-	char buf[4096];
-	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC), n = 0;
-	if (fd < 0)
-		return -errno;
-	ssize_t len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return -EIO;
-	buf[len] = 0;
-	for (char *p = buf; *p && *p != '\n';) {
-		char *end;
-		long a = strtol(p, &end, 10), b = a;
-		if (end == p)
-			return -EINVAL;
-		if (*end == '-') {
-			p = end + 1;
-			b = strtol(p, &end, 10);
-			if (end == p || b < a)
-				return -EINVAL;
-		}
-		for (long c = a; c <= b && n < max; c++)
-			cpus[n++] = (int)c;
-		p = *end == ',' ? end + 1 : end;
-	}
-	return n;
-}
-
-static int perf_open(int type, uint64_t config, uint32_t hz, int cpu)
-{
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = (uint32_t)type,
-		.config = config,
-		.sample_freq = hz,
-		.freq = 1,
-	};
-	return (int)syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-}
 
 static int add_link(struct sl_task_bpf *b, struct bpf_link *l)
 {
@@ -88,17 +48,17 @@ static int add_link(struct sl_task_bpf *b, struct bpf_link *l)
 static int attach_on_cpu(struct sl_task_bpf *b, char *err, size_t errlen)
 {
 	int cpus[MAX_CPUS];
-	int n = sl_task_online_cpus(cpus, MAX_CPUS), hw = 1;
+	int n = sl_online_cpus(cpus, MAX_CPUS), hw = 1;
 
 	if (n <= 0) {
 		snprintf(err, errlen, "reading the online CPUs: %s", strerror(n ? -n : EINVAL));
 		return n ? n : -EINVAL;
 	}
 	for (int i = 0; i < n; i++) {
-		int fd = hw ? perf_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, b->hz, cpus[i]) : -1;
+		int fd = hw ? sl_perf_open_freq(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, b->hz, cpus[i]) : -1;
 		if (fd < 0) {
 			hw = 0; /* no PMU (VMs) or a CPU without one: cpu-clock from here on */
-			fd = perf_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, b->hz, cpus[i]);
+			fd = sl_perf_open_freq(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, b->hz, cpus[i]);
 		}
 		if (fd < 0) {
 			int e = errno;
@@ -287,34 +247,9 @@ int sl_task_bpf_add_cgroup(struct sl_task_bpf *b, uint64_t id, int hier)
 
 uint64_t sl_task_bpf_stat(struct sl_task_bpf *b, int idx)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	uint32_t key = (uint32_t)idx;
-	uint64_t sum = 0;
-	if (!b || b->stats_fd < 0 || idx < 0 || idx >= b->nstats || ncpu <= 0)
+	if (!b || b->stats_fd < 0 || idx < 0 || idx >= b->nstats)
 		return 0;
-	uint64_t *v = calloc((size_t)ncpu, sizeof(*v));
-	if (!v)
-		return 0;
-	if (bpf_map_lookup_elem(b->stats_fd, &key, v) == 0)
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	free(v);
-	return sum;
-}
-
-/* Leaf-first ips of stack id into ips; returns the depth (0 when the id is
- * negative or gone). */
-static uint32_t read_stack(int fd, int32_t id, uint64_t *ips)
-{
-	uint32_t n = 0;
-	if (id < 0)
-		return 0;
-	memset(ips, 0, STACK_DEPTH * sizeof(*ips));
-	if (bpf_map_lookup_elem(fd, &id, ips))
-		return 0;
-	while (n < STACK_DEPTH && ips[n])
-		n++;
-	return n;
+	return sl_bpf_percpu_sum(b->stats_fd, (uint32_t)idx);
 }
 
 /* Leaf-first build-id frames of user stack id (prof_ustacks) into bid and
@@ -406,7 +341,7 @@ struct sl_raw_profile *sl_task_bpf_read_profile(struct sl_task_bpf *b, uint64_t 
 		s.n_user = read_ustack(ufd, k.user_stack_id, ubid, uips);
 		s.user_ips = uips;
 		s.user_bid = ubid;
-		s.n_kernel = read_stack(sfd, k.kernel_stack_id, kips);
+		s.n_kernel = sl_bpf_stack_read(sfd, k.kernel_stack_id, kips);
 		s.kernel_ips = kips;
 		if (k.user_stack_id < 0 && k.user_stack_id != -EFAULT) {
 			s.flags |= SL_RAW_USER_LOST;

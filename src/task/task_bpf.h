@@ -80,8 +80,5 @@ void sl_task_bpf_destroy(struct sl_task_bpf *b);
  * type, then destroy it. 0 or -errno with the reason in err. */
 int sl_task_bpf_probe(int type, int v1_subsys_id, char *err, size_t errlen);
 
-/* Online CPUs from /sys/devices/system/cpu/online ("0-3,5"); at most max
- * written. Returns the count or -errno. */
-int sl_task_online_cpus(int *cpus, int max);
 
 #endif

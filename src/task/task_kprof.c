@@ -1,5 +1,6 @@
 /* Memory and lock profile tasks: their BPF objects (task_kprof.h). */
 #include "task/task_kprof.h"
+#include "profile/sampler_util.h"
 #include "task/task.h"
 #include "task/task_bpf.h"
 #include "profile/profile.h"
@@ -18,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define STACK_DEPTH 127
+#define STACK_DEPTH SL_STACK_DEPTH
 #define MAX_LINKS 8
 
 struct sl_kprof {
@@ -322,36 +323,6 @@ const char *sl_kprof_event(const struct sl_kprof *k)
 	}
 }
 
-static uint64_t stat_sum(const struct sl_kprof *k, int idx)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	uint32_t key = (uint32_t)idx;
-	uint64_t sum = 0;
-	if (k->stats_fd < 0 || ncpu <= 0)
-		return 0;
-	uint64_t *v = calloc((size_t)ncpu, sizeof(*v));
-	if (!v)
-		return 0;
-	if (bpf_map_lookup_elem(k->stats_fd, &key, v) == 0)
-		for (int i = 0; i < ncpu; i++)
-			sum += v[i];
-	free(v);
-	return sum;
-}
-
-static uint32_t read_stack(int fd, int32_t id, uint64_t *ips)
-{
-	uint32_t n = 0;
-	if (id < 0)
-		return 0;
-	memset(ips, 0, STACK_DEPTH * sizeof(*ips));
-	if (bpf_map_lookup_elem(fd, &id, ips))
-		return 0;
-	while (n < STACK_DEPTH && ips[n])
-		n++;
-	return n;
-}
-
 struct sl_raw_profile *sl_kprof_read(struct sl_kprof *k, uint64_t start_wall_ns, uint64_t duration_ns,
 				     const char *(*container_of)(void *, uint32_t, uint64_t, uint64_t), void *ctx,
 				     json_t **dropped)
@@ -374,9 +345,9 @@ struct sl_raw_profile *sl_kprof_read(struct sl_kprof *k, uint64_t start_wall_ns,
 		s.pid = key.tgid;
 		_Static_assert(sizeof(s.comm) == sizeof(v.comm), "comm sizes");
 		memcpy(s.comm, v.comm, sizeof(s.comm) - 1);
-		s.n_user = read_stack(k->stacks_fd, key.user_stack_id, uips);
+		s.n_user = sl_bpf_stack_read(k->stacks_fd, key.user_stack_id, uips);
 		s.user_ips = uips;
-		s.n_kernel = read_stack(k->stacks_fd, key.kernel_stack_id, kips);
+		s.n_kernel = sl_bpf_stack_read(k->stacks_fd, key.kernel_stack_id, kips);
 		s.kernel_ips = kips;
 		if (key.user_stack_id < 0 && key.user_stack_id != -EFAULT) {
 			s.flags |= SL_RAW_USER_LOST;
@@ -406,25 +377,25 @@ struct sl_raw_profile *sl_kprof_read(struct sl_kprof *k, uint64_t start_wall_ns,
 	}
 	if (dropped) {
 		json_t *d = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "counts_full",
-				      (json_int_t)stat_sum(k, SL_KST_COUNTS_FULL), "user_stack_lost",
-				      (json_int_t)stat_sum(k, SL_KST_USTACK_LOST), "kernel_stack_lost",
-				      (json_int_t)stat_sum(k, SL_KST_KSTACK_LOST), "user_stack_lost_in_result",
+				      (json_int_t)sl_bpf_percpu_sum(k->stats_fd, SL_KST_COUNTS_FULL), "user_stack_lost",
+				      (json_int_t)sl_bpf_percpu_sum(k->stats_fd, SL_KST_USTACK_LOST), "kernel_stack_lost",
+				      (json_int_t)sl_bpf_percpu_sum(k->stats_fd, SL_KST_KSTACK_LOST), "user_stack_lost_in_result",
 				      (json_int_t)lost_user, "kernel_stack_lost_in_result", (json_int_t)lost_kernel,
-				      "pending_full", (json_int_t)stat_sum(k, SL_KST_PENDING_FULL));
+				      "pending_full", (json_int_t)sl_bpf_percpu_sum(k->stats_fd, SL_KST_PENDING_FULL));
 		switch (k->type) {
 		case SL_TASK_PROFILE_MEM_VIRTUAL:
-			json_object_set_new(d, "munmap_unmatched", json_integer((json_int_t)stat_sum(k, SL_KST_FREE_UNMATCHED)));
+			json_object_set_new(d, "munmap_unmatched", json_integer((json_int_t)sl_bpf_percpu_sum(k->stats_fd, SL_KST_FREE_UNMATCHED)));
 			json_object_set_new(d, "munmap_unmatched_bytes",
-					    json_integer((json_int_t)stat_sum(k, SL_KST_FREE_BYTES_UNMATCHED)));
-			json_object_set_new(d, "live_table_full", json_integer((json_int_t)stat_sum(k, SL_KST_LIVE_FULL)));
-			json_object_set_new(d, "brk_shrink_bytes", json_integer((json_int_t)stat_sum(k, SL_KST_BRK_SHRINK_BYTES)));
+					    json_integer((json_int_t)sl_bpf_percpu_sum(k->stats_fd, SL_KST_FREE_BYTES_UNMATCHED)));
+			json_object_set_new(d, "live_table_full", json_integer((json_int_t)sl_bpf_percpu_sum(k->stats_fd, SL_KST_LIVE_FULL)));
+			json_object_set_new(d, "brk_shrink_bytes", json_integer((json_int_t)sl_bpf_percpu_sum(k->stats_fd, SL_KST_BRK_SHRINK_BYTES)));
 			break;
 		case SL_TASK_PROFILE_RESIDENT:
-			json_object_set_new(d, "not_current", json_integer((json_int_t)stat_sum(k, SL_KST_NOT_CURRENT)));
-			json_object_set_new(d, "baselines", json_integer((json_int_t)stat_sum(k, SL_KST_FIRST_SEEN)));
+			json_object_set_new(d, "not_current", json_integer((json_int_t)sl_bpf_percpu_sum(k->stats_fd, SL_KST_NOT_CURRENT)));
+			json_object_set_new(d, "baselines", json_integer((json_int_t)sl_bpf_percpu_sum(k->stats_fd, SL_KST_FIRST_SEEN)));
 			break;
 		case SL_TASK_PROFILE_LOCK_KERNEL:
-			json_object_set_new(d, "nested_begins", json_integer((json_int_t)stat_sum(k, SL_KST_NESTED)));
+			json_object_set_new(d, "nested_begins", json_integer((json_int_t)sl_bpf_percpu_sum(k->stats_fd, SL_KST_NESTED)));
 			break;
 		default:
 			break;
