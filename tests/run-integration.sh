@@ -41,7 +41,13 @@ for t in "${tests[@]}"; do
 	export SL_TEST_LOGDIR="$logroot/$name"
 	mkdir -p "$SL_TEST_LOGDIR"
 	start=$(date +%s.%N)
-	timeout -k 15 "$TIMEOUT" bash "$t" >"$SL_TEST_LOGDIR/test.out" 2>&1
+	# a test may ask for more time than SL_IT_TIMEOUT: "# sl-timeout: N" (s) in its header
+	tmo=$TIMEOUT
+	if own=$(grep -m1 '^# sl-timeout: [0-9][0-9]*$' "$t"); then
+		own=${own#\# sl-timeout: }
+		[ "$own" -gt "$tmo" ] && tmo=$own
+	fi
+	timeout -k 15 "$tmo" bash "$t" >"$SL_TEST_LOGDIR/test.out" 2>&1
 	rc=$?
 	secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}')
 	case $rc in
@@ -58,7 +64,7 @@ for t in "${tests[@]}"; do
 	*)
 		failc=$((failc + 1))
 		why=$(grep -m1 '^FAIL:' "$SL_TEST_LOGDIR/test.out" | sed 's/^FAIL: *//')
-		[ "$rc" = 124 ] && why="timed out after ${TIMEOUT}s"
+		[ "$rc" = 124 ] && why="timed out after ${tmo}s"
 		printf 'FAIL %-16s %6ss  exit %s: %s\n' "$name" "$secs" "$rc" "${why:-see output}"
 		echo "----- $name: test output -----"
 		cat "$SL_TEST_LOGDIR/test.out"

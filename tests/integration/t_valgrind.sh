@@ -2,6 +2,9 @@
 # sandlensd under valgrind memcheck: start, real exec/exit/signal events,
 # every API route, SIGTERM. Zero errors (tests/valgrind.supp holds only the
 # bpf(2) syscall-parameter false positives) and no leaked heap blocks.
+# Start-up alone took 249 s on a loaded 2-CPU host (libbpf's BTF work under
+# valgrind): more than the runner's default 600 s for the whole test.
+# sl-timeout: 1200
 source "$(dirname "$0")/../lib/common.sh"
 sl_init
 sl_require_agent_env
