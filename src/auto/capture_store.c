@@ -1,5 +1,6 @@
 /* Capture records in SQLite (capture_store.h). */
 #include "auto/capture_store.h"
+#include "store/sqlite_private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,60 +20,27 @@ struct sl_capture_store {
 struct sl_capture_store *sl_capture_store_open(const char *path, char *err, size_t errlen)
 {
 	struct sl_capture_store *s = calloc(1, sizeof(*s));
-	char *msg = NULL;
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&s->mu, NULL);
-	char dir[512];
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *sl = strrchr(dir, '/');
-	if (sl && sl != dir) {
-		*sl = 0;
-		if (mkdir(dir, 0700) && errno != EEXIST) {
-			snprintf(err, errlen, "%s: cannot create its directory: %s", path, strerror(errno));
-			goto fail;
-		}
-	}
-	/* created 0600 by us; an existing file must be a regular file of ours
-	 * that no one else can write (captures hold command lines and stacks:
-	 * one planted by another user in a shared directory would be theirs to
-	 * read), as the profile window store requires */
-	int cfd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
-	if (cfd >= 0)
-		close(cfd);
-	struct stat st;
-	if (lstat(path, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		snprintf(err, errlen, "%s: refusing it: not a regular file of ours that only we can read and write", path);
-		goto fail;
-	}
-	if (sqlite3_open_v2(path, &s->db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW,
-			    NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
-		goto fail;
-	}
-	sqlite3_busy_timeout(s->db, 2000);
-	if (sqlite3_exec(s->db,
-			 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-			 "CREATE TABLE IF NOT EXISTS captures(id TEXT PRIMARY KEY, created_ns INTEGER NOT NULL,"
-			 " container_id TEXT NOT NULL, detector TEXT NOT NULL, status TEXT NOT NULL, json TEXT NOT NULL);"
-			 "CREATE INDEX IF NOT EXISTS captures_created ON captures(created_ns);"
-			 "UPDATE captures SET status='failed', json=json_set(json,'$.status','failed','$.reason',"
-			 "'agent restarted while the capture ran') WHERE status='profiling';",
-			 NULL, NULL, &msg) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: schema: %s", path, msg ? msg : "error");
-		sqlite3_free(msg);
-		goto fail;
+	/* captures hold command lines and stacks: the file is ours alone */
+	s->db = sl_sqlite_open_private(
+		path,
+		"PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+		"CREATE TABLE IF NOT EXISTS captures(id TEXT PRIMARY KEY, created_ns INTEGER NOT NULL,"
+		" container_id TEXT NOT NULL, detector TEXT NOT NULL, status TEXT NOT NULL, json TEXT NOT NULL);"
+		"CREATE INDEX IF NOT EXISTS captures_created ON captures(created_ns);"
+		"UPDATE captures SET status='failed', json=json_set(json,'$.status','failed','$.reason',"
+		"'agent restarted while the capture ran') WHERE status='profiling';",
+		err, errlen);
+	if (!s->db) {
+		pthread_mutex_destroy(&s->mu);
+		free(s);
+		return NULL;
 	}
 	return s;
-fail:
-	if (s->db)
-		sqlite3_close(s->db);
-	pthread_mutex_destroy(&s->mu);
-	free(s);
-	return NULL;
 }
 
 void sl_capture_store_close(struct sl_capture_store *s)

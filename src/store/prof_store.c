@@ -1,5 +1,6 @@
 /* Profile windows in SQLite (prof_store.h). */
 #include "store/prof_store.h"
+#include "store/sqlite_private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,83 +21,33 @@ struct sl_pstore {
 	char path[512];
 };
 
-static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
-{
-	char *msg = NULL;
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		if (err)
-			snprintf(err, errlen, "%s", msg ? msg : "sqlite error");
-		sqlite3_free(msg);
-		return -1;
-	}
-	return 0;
-}
-
-static int mkparent(const char *path)
-{
-	char dir[512];
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *sl = strrchr(dir, '/');
-	if (!sl || sl == dir)
-		return 0;
-	*sl = 0;
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 struct sl_pstore *sl_pstore_open(const char *path, char *err, size_t errlen)
 {
 	struct sl_pstore *s = calloc(1, sizeof(*s));
-	struct stat st;
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	pthread_mutex_init(&s->mu, NULL);
 	snprintf(s->path, sizeof(s->path), "%s", path);
-	if (mkparent(path)) {
-		snprintf(err, errlen, "%s: cannot create its directory: %s", path, strerror(errno));
-		goto fail;
-	}
-	/* created 0600 by us before SQLite opens it; never through a planted
-	 * symlink (O_EXCL|O_NOFOLLOW, then SQLITE_OPEN_NOFOLLOW), never a file
-	 * of another user */
-	int cfd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
-	if (cfd >= 0)
-		close(cfd);
-	if (lstat(path, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
-		snprintf(err, errlen, "%s: refusing it: not a regular file of ours that only we can write", path);
-		goto fail;
-	}
-	if (sqlite3_open_v2(path, &s->db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW,
-			    NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
-		goto fail;
-	}
-	sqlite3_busy_timeout(s->db, 2000);
-	char e2[256];
 	/* auto_vacuum takes effect only before the first table is made */
-	if (exec(s->db, "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-			"CREATE TABLE IF NOT EXISTS windows(id INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL,"
-			" end_ns INTEGER NOT NULL, kind TEXT NOT NULL, container_id TEXT NOT NULL,"
-			" pod_uid TEXT NOT NULL, runtime TEXT NOT NULL, samples INTEGER NOT NULL, body BLOB NOT NULL);"
-			"CREATE INDEX IF NOT EXISTS windows_start ON windows(start_ns);"
-			"CREATE INDEX IF NOT EXISTS windows_container ON windows(container_id, start_ns);"
-			"CREATE INDEX IF NOT EXISTS windows_pod ON windows(pod_uid, start_ns);"
-			"PRAGMA user_version=1;",
-		 e2, sizeof(e2))) {
-		snprintf(err, errlen, "%s: schema: %s", path, e2);
-		goto fail;
+	s->db = sl_sqlite_open_private(
+		path,
+		"PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+		"CREATE TABLE IF NOT EXISTS windows(id INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL,"
+		" end_ns INTEGER NOT NULL, kind TEXT NOT NULL, container_id TEXT NOT NULL,"
+		" pod_uid TEXT NOT NULL, runtime TEXT NOT NULL, samples INTEGER NOT NULL, body BLOB NOT NULL);"
+		"CREATE INDEX IF NOT EXISTS windows_start ON windows(start_ns);"
+		"CREATE INDEX IF NOT EXISTS windows_container ON windows(container_id, start_ns);"
+		"CREATE INDEX IF NOT EXISTS windows_pod ON windows(pod_uid, start_ns);"
+		"PRAGMA user_version=1;",
+		err, errlen);
+	if (!s->db) {
+		pthread_mutex_destroy(&s->mu);
+		free(s);
+		return NULL;
 	}
 	return s;
-fail:
-	if (s->db)
-		sqlite3_close(s->db);
-	pthread_mutex_destroy(&s->mu);
-	free(s);
-	return NULL;
 }
 
 void sl_pstore_close(struct sl_pstore *s)
@@ -113,7 +64,7 @@ int sl_pstore_put(struct sl_pstore *s, const struct sl_pstore_window *w, size_t 
 	sqlite3_stmt *st = NULL;
 	int rc = -EIO;
 	pthread_mutex_lock(&s->mu);
-	if (exec(s->db, "BEGIN", NULL, 0))
+	if (sl_sqlite_exec(s->db, "BEGIN", NULL, 0))
 		goto out;
 	if (sqlite3_prepare_v2(s->db,
 			       "INSERT INTO windows(start_ns, end_ns, kind, container_id, pod_uid, runtime, samples, body)"
@@ -133,12 +84,12 @@ int sl_pstore_put(struct sl_pstore *s, const struct sl_pstore_window *w, size_t 
 		if (sqlite3_step(st) != SQLITE_DONE)
 			goto rollback;
 	}
-	if (!exec(s->db, "COMMIT", NULL, 0)) {
+	if (!sl_sqlite_exec(s->db, "COMMIT", NULL, 0)) {
 		rc = 0;
 		goto out;
 	}
 rollback:
-	exec(s->db, "ROLLBACK", NULL, 0);
+	sl_sqlite_exec(s->db, "ROLLBACK", NULL, 0);
 out:
 	sqlite3_finalize(st);
 	pthread_mutex_unlock(&s->mu);
@@ -216,7 +167,7 @@ int sl_pstore_retain(struct sl_pstore *s, int64_t now_ns, uint64_t max_age_ns, u
 		}
 	}
 	if (da || db)
-		exec(s->db, "PRAGMA incremental_vacuum", NULL, 0);
+		sl_sqlite_exec(s->db, "PRAGMA incremental_vacuum", NULL, 0);
 out:
 	pthread_mutex_unlock(&s->mu);
 	if (deleted_age)

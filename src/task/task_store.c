@@ -1,5 +1,6 @@
 /* Task records and results in SQLite (task_store.h). */
 #include "task/task_store.h"
+#include "store/sqlite_private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,31 +22,6 @@ struct sl_task_store {
 	sqlite3 *db;
 };
 
-static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
-{
-	char *msg = NULL;
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		if (err)
-			snprintf(err, errlen, "%s", msg ? msg : "sqlite error");
-		sqlite3_free(msg);
-		return -1;
-	}
-	return 0;
-}
-
-static int mkparent(const char *path)
-{
-	char dir[512];
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *sl = strrchr(dir, '/');
-	if (!sl || sl == dir)
-		return 0;
-	*sl = 0;
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 struct sl_task_store *sl_task_store_open(const char *path, char *err, size_t errlen)
 {
 	struct sl_task_store *s = calloc(1, sizeof(*s));
@@ -54,35 +30,17 @@ struct sl_task_store *sl_task_store_open(const char *path, char *err, size_t err
 		return NULL;
 	}
 	pthread_mutex_init(&s->mu, NULL);
-	if (mkparent(path)) {
-		snprintf(err, errlen, "%s: cannot create its directory: %s", path, strerror(errno));
+	s->db = sl_sqlite_open_private(path,
+				       "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+				       "CREATE TABLE IF NOT EXISTS tasks(id TEXT PRIMARY KEY, created_ns INTEGER NOT NULL,"
+				       " ended_ns INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL, json TEXT NOT NULL);"
+				       "CREATE INDEX IF NOT EXISTS tasks_created ON tasks(created_ns);"
+				       "CREATE TABLE IF NOT EXISTS results(task_id TEXT NOT NULL, format TEXT NOT NULL,"
+				       " body BLOB NOT NULL, PRIMARY KEY(task_id, format));"
+				       "PRAGMA user_version=1;",
+				       err, errlen);
+	if (!s->db)
 		goto fail;
-	}
-	/* create it 0600 before SQLite does; never through a planted symlink
-	 * (O_EXCL|O_NOFOLLOW here, SQLITE_OPEN_NOFOLLOW below: the file itself
-	 * must not be a symlink) */
-	int cfd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
-	if (cfd >= 0)
-		close(cfd);
-	if (sqlite3_open_v2(path, &s->db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW,
-			    NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
-		goto fail;
-	}
-	sqlite3_busy_timeout(s->db, 2000);
-	char e2[256];
-	if (exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-			"CREATE TABLE IF NOT EXISTS tasks(id TEXT PRIMARY KEY, created_ns INTEGER NOT NULL,"
-			" ended_ns INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL, json TEXT NOT NULL);"
-			"CREATE INDEX IF NOT EXISTS tasks_created ON tasks(created_ns);"
-			"CREATE TABLE IF NOT EXISTS results(task_id TEXT NOT NULL, format TEXT NOT NULL,"
-			" body BLOB NOT NULL, PRIMARY KEY(task_id, format));"
-			"PRAGMA user_version=1;",
-		 e2, sizeof(e2))) {
-		snprintf(err, errlen, "%s: schema: %s", path, e2);
-		goto fail;
-	}
 	/* tasks an earlier agent left active: they cannot be running now */
 	sqlite3_stmt *st = NULL;
 	if (sqlite3_prepare_v2(s->db, "SELECT id, json FROM tasks WHERE status IN ('pending','running')", -1,

@@ -1,0 +1,27 @@
+/* One way for the agent's side stores (tasks.db, profiles.db, captures.db)
+ * to open their SQLite file: they hold stacks, command lines and profiles,
+ * so the file is the agent's own and no one else's to read or plant. */
+#ifndef SANDLENS_STORE_SQLITE_PRIVATE_H
+#define SANDLENS_STORE_SQLITE_PRIVATE_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+/* Open (creating it) the SQLite database at path for the agent alone:
+ *   - its directory is made 0700 when missing (one level);
+ *   - the file is created 0600 with O_CREAT|O_EXCL|O_NOFOLLOW before SQLite
+ *     opens it (SQLITE_OPEN_NOFOLLOW too: never through a planted symlink);
+ *   - an existing file must be a regular file owned by the effective uid
+ *     with no permission bits for group or others (mode & 077 == 0): one
+ *     planted by another user in a shared directory would be theirs to read;
+ *   - opened read-write, serialized (SQLITE_OPEN_FULLMUTEX), busy timeout
+ *     2 s, then schema_sql is run (PRAGMAs, CREATE ... IF NOT EXISTS,
+ *     migrations; NULL for none).
+ * Returns the handle, or NULL with err filled ("<path>: <reason>"). */
+sqlite3 *sl_sqlite_open_private(const char *path, const char *schema_sql, char *err, size_t errlen);
+
+/* sqlite3_exec(sql) with its error message copied to err (when err is not
+ * NULL). Returns 0 or -1. */
+int sl_sqlite_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
+
+#endif

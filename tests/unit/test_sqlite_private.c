@@ -1,0 +1,100 @@
+/* sl_sqlite_open_private (store/sqlite_private.h): the side stores' files
+ * are created 0600 in a 0700 directory, and a planted symlink, a file
+ * others may read or write, or a file of another user is refused. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/sqlite_private.h"
+
+static char tdir[64];
+
+static void test_create(void **state)
+{
+	(void)state;
+	char p[200], err[300];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/sub/x.db", tdir);
+	sqlite3 *db = sl_sqlite_open_private(p, "CREATE TABLE t(a INTEGER); INSERT INTO t VALUES(7);", err,
+					     sizeof(err));
+	assert_non_null(db);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	snprintf(p, sizeof(p), "%s/sub", tdir);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	assert_int_equal(sl_sqlite_exec(db, "SELECT a FROM t", err, sizeof(err)), 0);
+	assert_int_equal(sl_sqlite_exec(db, "SELECT nope FROM t", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "nope"));
+	sqlite3_close(db);
+	/* reopened: the same file, schema IF NOT EXISTS */
+	snprintf(p, sizeof(p), "%s/sub/x.db", tdir);
+	db = sl_sqlite_open_private(p, "CREATE TABLE IF NOT EXISTS t(a INTEGER);", err, sizeof(err));
+	assert_non_null(db);
+	sqlite3_close(db);
+	/* a bad schema: NULL and the reason */
+	db = sl_sqlite_open_private(p, "CREATE TABLE t(a INTEGER);", err, sizeof(err));
+	assert_null(db);
+	assert_non_null(strstr(err, "schema"));
+}
+
+static void test_refused(void **state)
+{
+	(void)state;
+	char p[200], target[200], err[300];
+	sqlite3 *db;
+	/* a symlink planted where the file goes */
+	snprintf(target, sizeof(target), "%s/elsewhere.db", tdir);
+	snprintf(p, sizeof(p), "%s/link.db", tdir);
+	assert_int_equal(symlink(target, p), 0);
+	db = sl_sqlite_open_private(p, NULL, err, sizeof(err));
+	assert_null(db);
+	assert_non_null(strstr(err, "refusing"));
+	assert_int_not_equal(access(target, F_OK), 0); /* nothing made through it */
+	/* a file others can read */
+	snprintf(p, sizeof(p), "%s/open.db", tdir);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(chmod(p, 0644), 0);
+	db = sl_sqlite_open_private(p, NULL, err, sizeof(err));
+	assert_null(db);
+	assert_non_null(strstr(err, "refusing"));
+	/* a file of another user (root only can make one) */
+	if (geteuid() == 0) {
+		assert_int_equal(chmod(p, 0600), 0);
+		assert_int_equal(chown(p, 65534, 65534), 0);
+		db = sl_sqlite_open_private(p, NULL, err, sizeof(err));
+		assert_null(db);
+		assert_non_null(strstr(err, "refusing"));
+	}
+	/* a directory where the file goes */
+	snprintf(p, sizeof(p), "%s/dir.db", tdir);
+	assert_int_equal(mkdir(p, 0700), 0);
+	assert_null(sl_sqlite_open_private(p, NULL, err, sizeof(err)));
+	assert_null(sl_sqlite_open_private("", NULL, err, sizeof(err)));
+}
+
+int main(void)
+{
+	snprintf(tdir, sizeof(tdir), "/tmp/sl-sqlp-XXXXXX");
+	if (!mkdtemp(tdir))
+		return 1;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_create),
+		cmocka_unit_test(test_refused),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tdir);
+	if (system(cmd))
+		rc = rc ? rc : 1;
+	return rc;
+}
