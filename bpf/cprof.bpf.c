@@ -7,8 +7,9 @@
  *                and user stacks
  *
  * Aggregation in the kernel only, into one of two buffers: buffer i is
- * cprof_stacks<i> (stack ids) + cprof_counts<i> (count per cgroup pair,
- * tgid, user stack id, kernel stack id). `active` (.bss, written by user
+ * cprof_stacks<i> (kernel stacks) + cprof_ustacks<i> (user stacks,
+ * build-id frames) + cprof_counts<i> (count per cgroup pair, tgid, user
+ * stack id, kernel stack id). `active` (.bss, written by user
  * space through the skeleton's mmap'd bss) selects the buffer a sample goes
  * to. At the end of a window user space flips `active`, waits for an RCU
  * grace period (a perf_event program runs inside rcu_read_lock(),
@@ -45,8 +46,24 @@ volatile __u32 active = 0;
 		__type(value, struct sl_cprof_val);                  \
 	} n SEC(".maps")
 
+/* User stacks as (build-id, file offset) frames (BPF_F_STACK_BUILD_ID,
+ * kernel/bpf/stackmap.c: a frame whose build-id cannot be read keeps its
+ * ip, status BPF_STACK_BUILD_ID_IP): a process gone before user space read
+ * its mappings is still symbolized by build-id. 4 KiB an entry; user space
+ * sizes them at a quarter of the kernel stack maps. */
+#define USTACK_MAP(n)                                                \
+	struct {                                                     \
+		__uint(type, BPF_MAP_TYPE_STACK_TRACE);              \
+		__uint(map_flags, BPF_F_STACK_BUILD_ID);             \
+		__uint(max_entries, 1024);                           \
+		__uint(key_size, sizeof(__u32));                     \
+		__uint(value_size, 127 * sizeof(struct bpf_stack_build_id)); \
+	} n SEC(".maps")
+
 STACK_MAP(cprof_stacks0);
 STACK_MAP(cprof_stacks1);
+USTACK_MAP(cprof_ustacks0);
+USTACK_MAP(cprof_ustacks1);
 COUNT_MAP(cprof_counts0);
 COUNT_MAP(cprof_counts1);
 
@@ -97,11 +114,11 @@ int cprof_sample(struct bpf_perf_event_data *ctx)
 	sl_task_cgroup_key(t, &k.cgroup_id, &k.cgroup_v1_id);
 	k.tgid = tgid;
 	if (active & 1) {
-		k.user_stack_id = bpf_get_stackid(ctx, &cprof_stacks1, BPF_F_USER_STACK);
+		k.user_stack_id = bpf_get_stackid(ctx, &cprof_ustacks1, BPF_F_USER_STACK);
 		k.kernel_stack_id = bpf_get_stackid(ctx, &cprof_stacks1, 0);
 		count(&cprof_counts1, &k);
 	} else {
-		k.user_stack_id = bpf_get_stackid(ctx, &cprof_stacks0, BPF_F_USER_STACK);
+		k.user_stack_id = bpf_get_stackid(ctx, &cprof_ustacks0, BPF_F_USER_STACK);
 		k.kernel_stack_id = bpf_get_stackid(ctx, &cprof_stacks0, 0);
 		count(&cprof_counts0, &k);
 	}

@@ -48,6 +48,12 @@ struct sl_cprof {
 	struct seen_pid *seen;
 	uint64_t window_seq;
 	uint64_t win_start_mono;
+	/* the window in progress, read from the kernel every second (a
+	 * buffer holds one second of stacks: the stack maps are direct-mapped
+	 * hashes, a stack whose bucket holds another is lost, so the fewer
+	 * distinct stacks a buffer holds, the fewer collide) */
+	struct group *acc;
+	int acc_oom;
 
 	pthread_t thread;
 	int started;
@@ -124,17 +130,9 @@ static void prune_seen(struct sl_cprof *cp)
 	}
 }
 
-struct drain_ctx {
-	struct sl_cprof *cp;
-	struct group *groups;
-	uint64_t start_real, dur;
-	int oom;
-};
-
 static int on_stack(void *ctx, const struct sl_cprof_stack *s)
 {
-	struct drain_ctx *d = ctx;
-	struct sl_cprof *cp = d->cp;
+	struct sl_cprof *cp = ctx;
 	struct sl_attr at;
 	char key[sizeof(((struct group *)0)->key)];
 	struct group *g;
@@ -142,19 +140,20 @@ static int on_stack(void *ctx, const struct sl_cprof_stack *s)
 
 	attribute(cp, s->cgroup_id, s->cgroup_v1_id, &at);
 	snprintf(key, sizeof(key), "%s|%s|%s", at.container_id, at.pod_uid, at.runtime);
-	HASH_FIND_STR(d->groups, key, g);
+	HASH_FIND_STR(cp->acc, key, g);
 	if (!g) {
 		g = calloc(1, sizeof(*g));
-		if (!g || !(g->raw = sl_raw_profile_new(SL_PROF_ON_CPU, d->start_real, d->dur, period))) {
+		/* start and duration are set when the window ends */
+		if (!g || !(g->raw = sl_raw_profile_new(SL_PROF_ON_CPU, 0, 0, period))) {
 			free(g);
-			d->oom = 1;
+			cp->acc_oom = 1;
 			return -ENOMEM;
 		}
 		snprintf(g->key, sizeof(g->key), "%s", key);
 		g->at = at;
-		HASH_ADD_STR(d->groups, key, g);
+		HASH_ADD_STR(cp->acc, key, g);
 	}
-	struct sl_raw_stack rs = {.pid = s->tgid, .user_ips = s->user_ips, .n_user = s->n_user,
+	struct sl_raw_stack rs = {.pid = s->tgid, .user_ips = s->user_ips, .user_bid = s->user_bid, .n_user = s->n_user,
 				  .kernel_ips = s->kernel_ips, .n_kernel = s->n_kernel, .count = s->count,
 				  .value_ns = s->count * period};
 	memcpy(rs.comm, s->comm, sizeof(rs.comm));
@@ -165,7 +164,7 @@ static int on_stack(void *ctx, const struct sl_cprof_stack *s)
 		rs.flags |= SL_RAW_KERNEL_LOST;
 	snprintf(rs.container_id, sizeof(rs.container_id), "%s", at.container_id);
 	if (sl_raw_profile_add(g->raw, &rs)) {
-		d->oom = 1;
+		cp->acc_oom = 1;
 		return -ENOMEM;
 	}
 	g->samples += s->count;
@@ -174,25 +173,34 @@ static int on_stack(void *ctx, const struct sl_cprof_stack *s)
 
 /* End the window in progress at now: flip, read, symbolize, split, store,
  * retain. Window thread. */
+/* Move the buffer the programs wrote since the last flip into cp->acc
+ * (flip, grace period, read, clear). Window thread. */
+static void drain_buffer(struct sl_cprof *cp)
+{
+	unsigned buf = sl_cprof_bpf_flip(cp->bpf);
+	sl_cprof_bpf_drain(cp->bpf, buf, on_stack, cp);
+}
+
 static void end_window(struct sl_cprof *cp)
 {
 	poll_new_pids(cp); /* the last second's newcomers, while alive */
 	uint64_t end_mono = mono_now();
-	unsigned buf = sl_cprof_bpf_flip(cp->bpf);
-	struct drain_ctx d = {.cp = cp};
-	d.start_real = (uint64_t)((int64_t)cp->win_start_mono + cp->cfg.mono_to_real_ns);
-	d.dur = end_mono - cp->win_start_mono;
+	drain_buffer(cp);
+	uint64_t start_real = (uint64_t)((int64_t)cp->win_start_mono + cp->cfg.mono_to_real_ns);
+	uint64_t dur = end_mono - cp->win_start_mono;
 	cp->win_start_mono = end_mono;
 	cp->window_seq++;
-	sl_cprof_bpf_drain(cp->bpf, buf, on_stack, &d);
-	if (d.oom)
+	if (cp->acc_oom)
 		sl_warn(MOD, "out of memory reading a window: part of it is lost");
+	cp->acc_oom = 0;
 
-	size_t ng = HASH_COUNT(d.groups), nw = 0;
+	size_t ng = HASH_COUNT(cp->acc), nw = 0;
 	struct sl_pstore_window *w = calloc(ng + 1, sizeof(*w));
 	struct group *g, *t;
 	uint64_t samples = 0;
-	HASH_ITER(hh, d.groups, g, t) {
+	HASH_ITER(hh, cp->acc, g, t) {
+		g->raw->start_ns = start_real;
+		g->raw->duration_ns = dur;
 		struct sl_profile *p = w ? sl_symbolize(cp->sym, g->raw) : NULL;
 		char *body = NULL;
 		size_t len = 0;
@@ -204,8 +212,8 @@ static void end_window(struct sl_cprof *cp)
 			rc = -EIO;
 		if (!rc) {
 			struct sl_pstore_window *x = &w[nw++];
-			x->start_ns = (int64_t)d.start_real;
-			x->end_ns = (int64_t)(d.start_real + d.dur);
+			x->start_ns = (int64_t)start_real;
+			x->end_ns = (int64_t)(start_real + dur);
 			snprintf(x->kind, sizeof(x->kind), "on_cpu");
 			snprintf(x->container_id, sizeof(x->container_id), "%s", g->at.container_id);
 			snprintf(x->pod_uid, sizeof(x->pod_uid), "%s", g->at.pod_uid);
@@ -219,7 +227,7 @@ static void end_window(struct sl_cprof *cp)
 		}
 		sl_profile_free(p);
 		sl_raw_profile_free(g->raw);
-		HASH_DEL(d.groups, g);
+		HASH_DEL(cp->acc, g);
 		free(g);
 	}
 	if (nw && sl_pstore_put(cp->store, w, nw)) {
@@ -240,7 +248,7 @@ static void end_window(struct sl_cprof *cp)
 	atomic_fetch_add(&cp->deleted_age, da);
 	atomic_fetch_add(&cp->deleted_bytes, db);
 	atomic_fetch_add(&cp->samples, samples);
-	atomic_store(&cp->last_end_ns, (int64_t)(d.start_real + d.dur));
+	atomic_store(&cp->last_end_ns, (int64_t)(start_real + dur));
 	atomic_fetch_add(&cp->windows, 1);
 	prune_seen(cp);
 	atomic_store(&cp->thread_cpu_ns, thread_cpu_now());
@@ -269,6 +277,7 @@ static void *window_thread(void *arg)
 		if (now >= next_poll) {
 			pthread_mutex_unlock(&cp->mu);
 			poll_new_pids(cp);
+			drain_buffer(cp);
 			pthread_mutex_lock(&cp->mu);
 			next_poll = now + PID_POLL_NS;
 			continue;
@@ -295,6 +304,12 @@ void sl_cprof_free(struct sl_cprof *cp)
 		pthread_cond_broadcast(&cp->cv);
 		pthread_mutex_unlock(&cp->mu);
 		pthread_join(cp->thread, NULL);
+	}
+	struct group *g, *gt;
+	HASH_ITER(hh, cp->acc, g, gt) {
+		HASH_DEL(cp->acc, g);
+		sl_raw_profile_free(g->raw);
+		free(g);
 	}
 	sl_cprof_bpf_destroy(cp->bpf);
 	sl_pstore_close(cp->store);

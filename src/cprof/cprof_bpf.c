@@ -59,8 +59,11 @@ struct sl_cprof_bpf *sl_cprof_bpf_open(uint32_t hz, uint32_t stack_entries, uint
 		goto fail;
 	}
 	b->skel->rodata->sl_v1_subsys_id = v1_subsys_id;
+	uint32_t ustack_entries = stack_entries / 4 < 64 ? 64 : stack_entries / 4;
 	bpf_map__set_max_entries(b->skel->maps.cprof_stacks0, stack_entries);
 	bpf_map__set_max_entries(b->skel->maps.cprof_stacks1, stack_entries);
+	bpf_map__set_max_entries(b->skel->maps.cprof_ustacks0, ustack_entries);
+	bpf_map__set_max_entries(b->skel->maps.cprof_ustacks1, ustack_entries);
 	bpf_map__set_max_entries(b->skel->maps.cprof_counts0, count_entries);
 	bpf_map__set_max_entries(b->skel->maps.cprof_counts1, count_entries);
 	if ((rc = cprof_bpf__load(b->skel))) {
@@ -140,7 +143,9 @@ int sl_cprof_bpf_drain(struct sl_cprof_bpf *b, unsigned buf,
 {
 	int cfd = bpf_map__fd(buf ? b->skel->maps.cprof_counts1 : b->skel->maps.cprof_counts0);
 	int sfd = bpf_map__fd(buf ? b->skel->maps.cprof_stacks1 : b->skel->maps.cprof_stacks0);
+	int ufd = bpf_map__fd(buf ? b->skel->maps.cprof_ustacks1 : b->skel->maps.cprof_ustacks0);
 	uint64_t uips[STACK_DEPTH], kips[STACK_DEPTH];
+	struct sl_raw_bid ubid[STACK_DEPTH];
 	struct sl_cprof_key k, next, *prev = NULL;
 	struct sl_cprof_val v;
 	int rc = 0;
@@ -153,8 +158,9 @@ int sl_cprof_bpf_drain(struct sl_cprof_bpf *b, unsigned buf,
 		struct sl_cprof_stack s = {.cgroup_id = k.cgroup_id, .cgroup_v1_id = k.cgroup_v1_id,
 					   .tgid = k.tgid, .count = v.count};
 		memcpy(s.comm, v.comm, sizeof(s.comm) - 1);
-		s.n_user = sl_bpf_stack_read(sfd, k.user_stack_id, uips);
+		s.n_user = sl_bpf_ustack_read_bid(ufd, k.user_stack_id, ubid, uips);
 		s.n_kernel = sl_bpf_stack_read(sfd, k.kernel_stack_id, kips);
+		s.user_bid = ubid;
 		s.user_ips = uips;
 		s.kernel_ips = kips;
 		s.user_lost = k.user_stack_id < 0 && k.user_stack_id != -EFAULT;
@@ -164,8 +170,8 @@ int sl_cprof_bpf_drain(struct sl_cprof_bpf *b, unsigned buf,
 	}
 	/* clear the buffer for its next turn: every key (collected first:
 	 * deleting during a get_next_key walk restarts it) */
-	for (int pass = 0; pass < 2; pass++) {
-		int fd = pass ? sfd : cfd;
+	for (int pass = 0; pass < 3; pass++) {
+		int fd = pass == 2 ? ufd : pass ? sfd : cfd;
 		size_t ksz = pass ? sizeof(uint32_t) : sizeof(struct sl_cprof_key), n = 0, cap = 0;
 		unsigned char *keys = NULL, kb[sizeof(struct sl_cprof_key)], pkb[sizeof(struct sl_cprof_key)];
 		void *pk = NULL;

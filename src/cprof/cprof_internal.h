@@ -9,6 +9,7 @@
 #include "cprof/cprof.h"
 
 struct sl_cprof_bpf;
+struct sl_raw_bid;
 
 /* One aggregated stack of a buffer (ips leaf first, valid during the
  * callback only). */
@@ -16,6 +17,9 @@ struct sl_cprof_stack {
 	uint64_t cgroup_id, cgroup_v1_id;
 	uint32_t tgid;
 	char comm[16];
+	/* user frames: user_bid[i] (build-id, file offset) when its len is
+	 * set, else the ip user_ips[i] */
+	const struct sl_raw_bid *user_bid;
 	const uint64_t *user_ips, *kernel_ips;
 	uint32_t n_user, n_kernel;
 	int user_lost, kernel_lost; /* bpf_get_stackid failed (not -EFAULT) */
@@ -27,8 +31,10 @@ struct sl_cprof_newpid {
 	uint64_t cgroup_id, cgroup_v1_id;
 };
 
-/* Open, size (per buffer), load and attach to one perf event per online
- * CPU at hz (hardware cycles, else software cpu-clock). NULL + err. */
+/* Open, size (per buffer: stack_entries kernel stacks, a quarter of that,
+ * at least 64, user stacks of build-id frames), load and attach to one
+ * perf event per online CPU at hz (hardware cycles, else software
+ * cpu-clock). NULL + err. */
 struct sl_cprof_bpf *sl_cprof_bpf_open(uint32_t hz, uint32_t stack_entries, uint32_t count_entries,
 				       int v1_subsys_id, char *err, size_t errlen);
 void sl_cprof_bpf_destroy(struct sl_cprof_bpf *b);

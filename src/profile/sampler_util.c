@@ -1,5 +1,6 @@
 /* Sampler helpers (sampler_util.h). */
 #include "profile/sampler_util.h"
+#include "profile/profile.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -78,5 +79,31 @@ uint32_t sl_bpf_stack_read(int fd, int32_t id, uint64_t *ips)
 		return 0;
 	while (n < SL_STACK_DEPTH && ips[n])
 		n++;
+	return n;
+}
+
+uint32_t sl_bpf_ustack_read_bid(int fd, int32_t id, struct sl_raw_bid *bid, uint64_t *ips)
+{
+	struct bpf_stack_build_id f[SL_STACK_DEPTH];
+	uint32_t n = 0;
+	if (id < 0)
+		return 0;
+	memset(f, 0, sizeof(f));
+	if (bpf_map_lookup_elem(fd, &id, f))
+		return 0;
+	for (; n < SL_STACK_DEPTH && f[n].status != BPF_STACK_BUILD_ID_EMPTY; n++) {
+		memset(&bid[n], 0, sizeof(bid[n]));
+		ips[n] = 0;
+		if (f[n].status == BPF_STACK_BUILD_ID_VALID) {
+			_Static_assert(sizeof(f[n].build_id) == SL_BUILD_ID_MAX, "build-id size");
+			bid[n].len = SL_BUILD_ID_MAX;
+			memcpy(bid[n].id, f[n].build_id, SL_BUILD_ID_MAX);
+			bid[n].offset = f[n].offset;
+		} else {
+			ips[n] = f[n].ip;
+			if (!ips[n])
+				break;
+		}
+	}
 	return n;
 }

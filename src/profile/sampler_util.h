@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+struct sl_raw_bid;
+
 /* PERF_MAX_STACK_DEPTH (include/uapi/linux/perf_event.h: 127): the frames
  * a stack-trace map value holds in the samplers' maps. */
 #define SL_STACK_DEPTH 127
@@ -31,5 +33,12 @@ uint64_t sl_bpf_percpu_sum(int fd, uint32_t key);
  * SL_STACK_DEPTH * 8) into ips[SL_STACK_DEPTH]; returns the depth, 0 when
  * id < 0 (bpf_get_stackid()'s error) or the entry is gone. */
 uint32_t sl_bpf_stack_read(int fd, int32_t id, uint64_t *ips);
+
+/* Leaf-first frames of user stack id in a BPF_F_STACK_BUILD_ID stack-trace
+ * map fd (struct bpf_stack_build_id[SL_STACK_DEPTH] values) into
+ * bid[SL_STACK_DEPTH] (build-id and file offset; len 0 for a frame the
+ * kernel could only give an ip for) and ips[SL_STACK_DEPTH] (that ip, else
+ * 0). Returns the depth, 0 when id < 0 or the entry is gone. */
+uint32_t sl_bpf_ustack_read_bid(int fd, int32_t id, struct sl_raw_bid *bid, uint64_t *ips);
 
 #endif

@@ -252,34 +252,6 @@ uint64_t sl_task_bpf_stat(struct sl_task_bpf *b, int idx)
 	return sl_bpf_percpu_sum(b->stats_fd, (uint32_t)idx);
 }
 
-/* Leaf-first build-id frames of user stack id (prof_ustacks) into bid and
- * ips (the ip of frames without a build-id); returns the depth. */
-static uint32_t read_ustack(int fd, int32_t id, struct sl_raw_bid *bid, uint64_t *ips)
-{
-	struct bpf_stack_build_id f[STACK_DEPTH];
-	uint32_t n = 0;
-	if (id < 0)
-		return 0;
-	memset(f, 0, sizeof(f));
-	if (bpf_map_lookup_elem(fd, &id, f))
-		return 0;
-	for (; n < STACK_DEPTH && f[n].status != BPF_STACK_BUILD_ID_EMPTY; n++) {
-		memset(&bid[n], 0, sizeof(bid[n]));
-		ips[n] = 0;
-		if (f[n].status == BPF_STACK_BUILD_ID_VALID) {
-			_Static_assert(sizeof(f[n].build_id) == SL_BUILD_ID_MAX, "build-id size");
-			bid[n].len = SL_BUILD_ID_MAX;
-			memcpy(bid[n].id, f[n].build_id, SL_BUILD_ID_MAX);
-			bid[n].offset = f[n].offset;
-		} else {
-			ips[n] = f[n].ip;
-			if (!ips[n])
-				break;
-		}
-	}
-	return n;
-}
-
 int sl_task_bpf_read_execs(struct sl_task_bpf *b, struct sl_prof_exec_val *out, int max)
 {
 	struct sl_prof_exec_key k, next, *prev = NULL;
@@ -338,7 +310,7 @@ struct sl_raw_profile *sl_task_bpf_read_profile(struct sl_task_bpf *b, uint64_t 
 		_Static_assert(sizeof(s.comm) == sizeof(v.comm), "comm sizes");
 		memcpy(s.comm, v.comm, sizeof(s.comm) - 1);
 		s.comm[sizeof(s.comm) - 1] = 0;
-		s.n_user = read_ustack(ufd, k.user_stack_id, ubid, uips);
+		s.n_user = sl_bpf_ustack_read_bid(ufd, k.user_stack_id, ubid, uips);
 		s.user_ips = uips;
 		s.user_bid = ubid;
 		s.n_kernel = sl_bpf_stack_read(sfd, k.kernel_stack_id, kips);
