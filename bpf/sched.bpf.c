@@ -26,6 +26,7 @@
 #include <bpf/bpf_core_read.h>
 #include "common.bpf.h"
 #include "task_id.bpf.h"
+#include "log2hist.bpf.h"
 #include "sandlens/sched.h"
 #include "sandlens/token_bucket.h"
 
@@ -234,24 +235,6 @@ int BPF_PROG(sched_wakeup_new, struct task_struct *p)
 	return 0;
 }
 
-/* log2 slot of a wait (see SL_SCHED_SLOTS). */
-static __always_inline __u32 wait_slot(__u64 ns)
-{
-	__u64 v = ns ? (ns - 1) / 1000 : 0;
-	__u32 r = 0, s;
-
-	if (v == 0)
-		return 0;
-	if (v >= (1ULL << 20))
-		return SL_SCHED_SLOTS - 1;
-	s = (v >= (1 << 16)) << 4; v >>= s; r |= s;
-	s = (v >= (1 << 8)) << 3;  v >>= s; r |= s;
-	s = (v >= (1 << 4)) << 2;  v >>= s; r |= s;
-	s = (v >= (1 << 2)) << 1;  v >>= s; r |= s;
-	r |= (v >> 1);
-	return r + 1;
-}
-
 static __always_inline void emit_delay(struct task_struct *prev, struct task_struct *next,
 				       struct sl_sched_key *key, __u64 now, __u64 wait,
 				       __u32 cls, __u32 kind)
@@ -370,7 +353,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	h = bpf_map_lookup_elem(&sched_hist, &idx);
 	if (!h)
 		return 0;
-	slot = wait_slot(wait);
+	slot = sl_l2h_slot_bpf(wait, SL_SCHED_SLOTS);
 	if (slot < SL_SCHED_SLOTS)
 		h->slots[slot]++;
 	h->sum_ns += wait;
