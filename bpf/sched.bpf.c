@@ -235,6 +235,18 @@ int BPF_PROG(sched_wakeup_new, struct task_struct *p)
 	return 0;
 }
 
+/* sl_fill_task_id (task_id.bpf.h) by direct BTF loads: t is a tp_btf
+ * argument (trusted), so no probe-read call per field. */
+static __always_inline void fill_task_id(struct sl_task_id *id, struct task_struct *t)
+{
+	id->pid = t->tgid;
+	id->tid = t->pid;
+	id->ppid = t->real_parent->tgid;
+	id->pad0 = 0;
+	sl_task_cgroup_key(t, &id->cgroup_id, &id->cgroup_v1_id);
+	bpf_probe_read_kernel_str(id->comm, sizeof(id->comm), t->comm);
+}
+
 static __always_inline void emit_delay(struct task_struct *prev, struct task_struct *next,
 				       struct sl_sched_key *key, __u64 now, __u64 wait,
 				       __u32 cls, __u32 kind)
@@ -260,8 +272,8 @@ static __always_inline void emit_delay(struct task_struct *prev, struct task_str
 	e->hdr.type = SL_EV_SCHED_DELAY;
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ts_ns = now;
-	sl_fill_task_id(&e->task, next);
-	sl_fill_task_id(&e->neighbour, prev);
+	fill_task_id(&e->task, next);
+	fill_task_id(&e->neighbour, prev);
 	e->wait_ns = wait;
 	e->truncated_count = carried;
 	e->contention = cls;
