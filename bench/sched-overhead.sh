@@ -362,6 +362,23 @@ if [ -n "${SL_BENCH_RESULTS:-}" ]; then
 		for p in sched_wakeup sched_wakeup_new sched_switch; do
 			echo "| size | $p | $(awk -v p=$p '$1 == "sandlens" && $2 == p {print $3}' "$SL_TMP/xlated") insns | $(awk -v p=$p '$1 == "runqlat" && $2 == p {print $3}' "$SL_TMP/xlated") insns | $(awk -v p=$p '$1 == "floor" && $2 == p {print $3}' "$SL_TMP/xlated") insns |"
 		done
+		if [ -n "$BASE" ]; then
+			echo
+			echo "Before/after in the same run: \"base\" = the sandlensd of commit ${BENCH_BASE_COMMIT:-?} as a fourth tool"
+			echo "(BENCH_BASE), median ns/event and the median (min..max) of the per-repeat ratio:"
+			echo
+			echo "| load | program | base | sandlens | sandlens / base |"
+			echo "|---|---|---:|---:|---:|"
+			for l in messaging busy; do
+				for p in ALL sched_wakeup sched_wakeup_new sched_switch; do
+					read -r b sv q qmn qmx < <(basesum "$l" "$p")
+					echo "| $l | $p | $b | $sv | $q ($qmn..$qmx) |"
+				done
+			done
+			for p in sched_wakeup sched_wakeup_new sched_switch; do
+				echo "| size | $p | $(awk -v p=$p '$1 == "base" && $2 == p {print $3}' "$SL_TMP/xlated") insns | $(awk -v p=$p '$1 == "sandlens" && $2 == p {print $3}' "$SL_TMP/xlated") insns | |"
+			done
+		fi
 	} >"$SL_BENCH_RESULTS"
 	note "results section written to $SL_BENCH_RESULTS"
 fi
