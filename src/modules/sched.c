@@ -624,7 +624,11 @@ static void gone_reap(struct sched_priv *sp, size_t n)
 		return;
 	HASH_ITER(hh, sp->keys, ks, ktmp)
 		if (key_gone(sp, n, &ks->k)) {
-			bpf_map_delete_elem(hfd, &ks->k);
+			uint32_t idx;
+			/* the slot the entry names now (a wait since the read may
+			 * have re-created it under another one) and the one read */
+			if (bpf_map_lookup_and_delete_elem(hfd, &ks->k, &idx) == 0 && idx + 1 != ks->slot1)
+				sched_slot_release(sp, idx);
 			ks->hist_tick = 0; /* read for the last time: not watched any more */
 			if (ks->slot1)
 				sched_slot_release(sp, ks->slot1 - 1);
