@@ -5,9 +5,18 @@
 #
 #   bench/sched-overhead.sh [BUILD_DIR]        (root; default build/)
 #
-# Env: BENCH_REPEATS  repeats of each load (default 5, >= 5 for a figure)
+# Env: BENCH_REPEATS  repeats of each load (default 6, >= 5 for a figure; a
+#                     multiple of 3 gives each tool each position equally)
+#      BENCH_MODE     alone (default) or together, below
+#      BENCH_AGENT    full (default: sandlensd's default config, every module
+#                     and continuous profiling on) or sched (only the sched
+#                     module: its hot path without the cache traffic of the
+#                     agent's other hooks and threads)
 #      BENCH_LOOPS    `perf bench sched messaging -l` loops (default 1000)
 #      BENCH_BUSY_S   seconds of the CPU-bound load (default 6)
+#      BENCH_BASE     a build dir of another commit (alone mode): its
+#                     sandlensd runs as a fourth tool, "base", for a same-run
+#                     before/after of the sched programs
 #      SL_BENCH_RESULTS=FILE  write the markdown section to FILE (make bench)
 #
 # Three tools on the same three hooks (sched_wakeup, sched_wakeup_new,
@@ -23,19 +32,49 @@
 #   busy       two v2 cgroups ("containers") each with one CPU-bound shell
 #              loop, both pinned to the same CPU, for BENCH_BUSY_S seconds
 #              (waits external: the neighbour holds the CPU; cold caches)
-# Each repeat restarts the three tools in a rotated attach order (a
-# tracepoint runs its programs in attach order, and the first one pays the
-# cache misses on the task structs), so over the repeats each tool runs
-# first, second and third. The figures are the same-run ratios
-# sandlens/runqlat and sandlens/floor of every repeat: median and
-# min..max over the repeats. Goals (issue 13): median sandlens/runqlat
-# <= 0.35 and sandlens/floor <= 2 on both loads; printed as PASS/FAIL.
+# Modes:
+#   alone     in every repeat each load runs three times back to back, once
+#             under each tool attached alone (the order rotated per repeat):
+#             each tool pays its own cache misses, as when it is the only
+#             one on the host. The default.
+#   together  the three tools attached at once, each load run once per
+#             repeat (the same window for all three), the attach order
+#             rotated per repeat. A tracepoint runs its programs in attach
+#             order and the first one pays the cold task_struct and storage
+#             lines of prev and next: on this kind of host that moves a
+#             tool's figure by up to 2x, more than the programs differ, so
+#             a together ratio mostly says who was first.
+# The figures are the per-repeat ratios sandlens/runqlat and sandlens/floor:
+# median and min..max over the repeats. Goals (issue 13): median
+# sandlens/runqlat <= 0.35 and sandlens/floor <= 2 on both loads; printed as
+# PASS/FAIL.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 source tests/lib/common.sh
 B=${1:-build}
 export SL_BUILD=$B
-REPS=${BENCH_REPEATS:-5}
+REPS=${BENCH_REPEATS:-6}
+MODE=${BENCH_MODE:-alone}
+case $MODE in alone | together) ;; *) echo "BENCH_MODE must be alone or together" >&2; exit 2 ;; esac
+BASE=${BENCH_BASE:-}
+if [ -n "$BASE" ]; then
+	case $BASE in /*) ;; *) BASE=$PWD/$BASE ;; esac
+	[ -x "$BASE/sandlensd" ] || { echo "BENCH_BASE: no $BASE/sandlensd" >&2; exit 2; }
+	[ "$MODE" = alone ] || { echo "BENCH_BASE needs BENCH_MODE=alone" >&2; exit 2; }
+fi
+AGENT=${BENCH_AGENT:-full}
+case $AGENT in
+full) AGENT_CFG= ;;
+sched)
+	AGENT_CFG="stats:
+  enabled: false
+profiling:
+  continuous:
+    enabled: false"
+	for m in proc mem io net stall hw gpu; do AGENT_CFG+=$'\n'"$m:"$'\n'"  enabled: false"; done
+	;;
+*) echo "BENCH_AGENT must be full or sched" >&2; exit 2 ;;
+esac
 LOOPS=${BENCH_LOOPS:-1000}
 BUSY=${BENCH_BUSY_S:-6}
 sl_init
@@ -66,7 +105,7 @@ OTHERS=$(pgrep -x sandlensd | wc -l)
 OTHER_SCHED=$(bpftool prog show -j 2>/dev/null | jq '[.[] | select((.name // "") | test("sched_(wakeup|wakeup_new|switch)$"))] | length')
 echo "# sched-overhead: $START, $(nproc) CPUs, kernel $(uname -r), load $LOAD0,"
 echo "# $OTHERS other sandlensd, $OTHER_SCHED other programs named sched_wakeup/_new/switch loaded"
-echo "# repeats $REPS, messaging -g 10 -l $LOOPS, busy ${BUSY}s on CPU $BUSY_CPU, commit $(git rev-parse --short HEAD 2>/dev/null)"
+echo "# mode $MODE, agent $AGENT, repeats $REPS, messaging -g 10 -l $LOOPS, busy ${BUSY}s on CPU $BUSY_CPU, commit $(git rev-parse --short HEAD 2>/dev/null)"
 
 # scheduler prog ids held by process $1 (from /proc/PID/fdinfo)
 prog_ids() {
@@ -83,11 +122,16 @@ snap() {
 		'.[] | select($m[(.id|tostring)]) | "\($m[(.id|tostring)]) \(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"'
 }
 
-RQ= FLP=
+RQ= FLP= AGENT_KIND=sandlens
 start_tool() {
 	case $1 in
 	sl)
-		sl_agent_start
+		AGENT_KIND=sandlens
+		SL_LOG_LEVEL=warn sl_agent_start "$AGENT_CFG"
+		;;
+	sb)
+		AGENT_KIND=base
+		SL_BUILD=$BASE SL_LOG_LEVEL=warn sl_agent_start "$AGENT_CFG"
 		;;
 	rq)
 		runqlat 3600 1 >"$SL_TMP/runqlat.out" 2>&1 &
@@ -131,45 +175,76 @@ load_busy() {
 # "load rep tool ALL ns runs"
 RES=$SL_TMP/res
 : >"$RES"
-tools=(sl rq fl)
-for ((r = 1; r <= REPS; r++)); do
-	order=()
-	for i in 0 1 2; do order+=("${tools[$(((i + r - 1) % 3))]}"); done
-	for t in "${order[@]}"; do start_tool "$t"; done
-	kill -0 "$RQ" 2>/dev/null || { cat "$SL_TMP/runqlat.out"; fail "runqlat did not start"; }
+: >"$SL_TMP/xlated"
+
+# the scheduler programs of the running tools, checked: IDMAP (prog id ->
+# tool name, JSON); the first time a tool is seen its program sizes go to
+# $SL_TMP/xlated (instructions = bytes_xlated / 8)
+map_tools() {
+	local tool n
 	IDMAP=$({
-		for i in $(prog_ids "$SL_AGENT_PID"); do echo "\"$i\":\"sandlens\""; done
-		for i in $(prog_ids "$RQ"); do echo "\"$i\":\"runqlat\""; done
-		for i in $(prog_ids "$FLP"); do echo "\"$i\":\"floor\""; done
+		[ -n "${SL_AGENT_PID:-}" ] && for i in $(prog_ids "$SL_AGENT_PID"); do echo "\"$i\":\"$AGENT_KIND\""; done
+		[ -n "$RQ" ] && for i in $(prog_ids "$RQ"); do echo "\"$i\":\"runqlat\""; done
+		[ -n "$FLP" ] && for i in $(prog_ids "$FLP"); do echo "\"$i\":\"floor\""; done
 	} | paste -sd, - | sed 's/^/{/;s/$/}/')
-	for tool in sandlens runqlat floor; do
+	for tool in "$@"; do
 		n=$(jq --arg t "$tool" '[.[] | select(. == $t)] | length' <<<"$IDMAP")
 		[ "$n" = 3 ] || fail "$tool: $n scheduler programs found, expected 3 ($IDMAP)"
+		grep -q "^$tool " "$SL_TMP/xlated" && continue
+		bpftool prog show -j | jq -r --argjson m "$IDMAP" --arg t "$tool" \
+			'.[] | select($m[(.id|tostring)] == $t) | "\($t) \(.name) \(.bytes_xlated / 8) \(.bytes_jited)"' |
+			sort | tee -a "$SL_TMP/xlated" |
+			awk '{printf "# xlated: %-8s %-16s %4d insns, %5d bytes jited\n", $1, $2, $3, $4}'
 	done
-	if [ "$r" = 1 ]; then
-		# xlated size of every program (instructions = bytes_xlated / 8)
-		bpftool prog show -j | jq -r --argjson m "$IDMAP" \
-			'.[] | select($m[(.id|tostring)]) | "\($m[(.id|tostring)]) \(.name) \(.bytes_xlated / 8) \(.bytes_jited)"' |
-			sort >"$SL_TMP/xlated"
-		awk '{printf "# xlated: %-8s %-16s %4d insns, %5d bytes jited\n", $1, $2, $3, $4}' "$SL_TMP/xlated"
-	fi
+}
+start_tools() {
+	local t
+	for t in "$@"; do start_tool "$t"; done
+	[ -z "$RQ" ] || kill -0 "$RQ" 2>/dev/null || { cat "$SL_TMP/runqlat.out"; fail "runqlat did not start"; }
+	local names=()
+	for t in "$@"; do case $t in sl) names+=(sandlens) ;; sb) names+=(base) ;; rq) names+=(runqlat) ;; fl) names+=(floor) ;; esac; done
+	map_tools "${names[@]}"
 	sleep 1
+}
+# run load $1 of repeat $2 under the attached tools; RES lines
+measure() {
+	local l=$1 r=$2
+	snap >"$SL_TMP/s0"
+	load_$l
+	snap >"$SL_TMP/s1"
+	join <(awk '{print $1"/"$2, $3, $4}' "$SL_TMP/s0" | sort) <(awk '{print $1"/"$2, $3, $4}' "$SL_TMP/s1" | sort) |
+		awk -v l="$l" -v r="$r" '{split($1, k, "/"); dt = $4 - $2; dc = $5 - $3
+			printf "%s %d %s %s %.1f %d\n", l, r, k[1], k[2], dc ? dt / dc : 0, dc
+			T[k[1]] += dt; C[k[1]] += dc }
+			END { for (t in T) printf "%s %d %s ALL %.1f %d\n", l, r, t, C[t] ? T[t] / C[t] : 0, C[t] }' >>"$RES"
+}
+
+tools=(sl rq fl)
+[ -n "$BASE" ] && tools+=(sb)
+NT=${#tools[@]}
+for ((r = 1; r <= REPS; r++)); do
+	order=()
+	for ((i = 0; i < NT; i++)); do order+=("${tools[$(((i + r - 1) % NT))]}"); done
 	if ((r % 2)); then loads=(messaging busy); else loads=(busy messaging); fi
+	[ "$MODE" = together ] && start_tools "${order[@]}"
 	for l in "${loads[@]}"; do
-		snap >"$SL_TMP/s0"
 		t0=$(date +%s.%N)
-		load_$l
+		if [ "$MODE" = together ]; then
+			measure "$l" "$r"
+		else
+			for t in "${order[@]}"; do
+				start_tools "$t"
+				measure "$l" "$r"
+				stop_tools
+			done
+		fi
 		t1=$(date +%s.%N)
-		snap >"$SL_TMP/s1"
-		join <(awk '{print $1"/"$2, $3, $4}' "$SL_TMP/s0" | sort) <(awk '{print $1"/"$2, $3, $4}' "$SL_TMP/s1" | sort) |
-			awk -v l="$l" -v r="$r" '{split($1, k, "/"); dt = $4 - $2; dc = $5 - $3
-				printf "%s %d %s %s %.1f %d\n", l, r, k[1], k[2], dc ? dt / dc : 0, dc
-				T[k[1]] += dt; C[k[1]] += dc }
-				END { for (t in T) printf "%s %d %s ALL %.1f %d\n", l, r, t, C[t] ? T[t] / C[t] : 0, C[t] }' >>"$RES"
 		awk -v l="$l" -v r="$r" -v d="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b - a}')" -v o="${order[*]}" '
 			$1 == l && $2 == r && $4 == "ALL" { v[$3] = $5; c[$3] = $6 }
-			END { printf "repeat %d %-9s %5ss order %-8s  sandlens %6.1f  runqlat %6.1f  floor %6.1f ns/event (%d events)  sl/rq %.3f  sl/floor %.2f\n",
-				r, l, d, o, v["sandlens"], v["runqlat"], v["floor"], c["sandlens"], v["sandlens"] / v["runqlat"], v["sandlens"] / v["floor"] }' "$RES"
+			END { printf "repeat %d %-9s %5ss order %-11s  sandlens %6.1f  runqlat %6.1f  floor %6.1f ns/event (%d events)  sl/rq %.3f  sl/floor %.2f",
+				r, l, d, o, v["sandlens"], v["runqlat"], v["floor"], c["sandlens"], v["sandlens"] / v["runqlat"], v["sandlens"] / v["floor"]
+				if (v["base"]) printf "  base %6.1f sl/base %.3f", v["base"], v["sandlens"] / v["base"]
+				printf "\n" }' "$RES"
 	done
 	stop_tools
 done
@@ -211,20 +286,58 @@ done
 echo
 echo "goal (median sandlens/runqlat <= 0.35 and sandlens/floor <= 2 on both loads): $verdict"
 
+# before/after: median ns of base and sandlens, median (min..max) of the
+# per-repeat sandlens/base ratio. basesum LOAD PROG
+basesum() {
+	awk -v l="$1" -v p="$2" '
+		$1 == l && $4 == p { v[$2, $3] = $5; if ($2 > R) R = $2 }
+		function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+		END {
+			for (r = 1; r <= R; r++) { b[r] = v[r, "base"]; s[r] = v[r, "sandlens"]; q[r] = b[r] ? s[r] / b[r] : 0; qq[r] = q[r] }
+			mn = mx = q[1]; for (r = 2; r <= R; r++) { if (q[r] < mn) mn = q[r]; if (q[r] > mx) mx = q[r] }
+			printf "%.1f %.1f %.3f %.3f %.3f\n", med(b, R), med(s, R), med(qq, R), mn, mx
+		}' "$RES"
+}
+if [ -n "$BASE" ]; then
+	echo
+	echo "before/after (base = $BASE${BENCH_BASE_COMMIT:+, commit $BENCH_BASE_COMMIT}):"
+	printf '%-10s %-16s %8s %8s  %s\n' load program base sandlens "sl/base med (min..max)"
+	for l in messaging busy; do
+		for p in ALL sched_wakeup sched_wakeup_new sched_switch; do
+			read -r b sv q qmn qmx < <(basesum "$l" "$p")
+			printf '%-10s %-16s %8s %8s  %s\n' "$l" "$p" "$b" "$sv" "$q ($qmn..$qmx)"
+		done
+	done
+	awk '$1 == "base" {printf "# xlated: base     %-16s %4d insns\n", $2, $3}' "$SL_TMP/xlated"
+fi
+
 if [ -n "${SL_BENCH_RESULTS:-}" ]; then
 	{
 		echo "## sched module: per-event BPF cost vs libbpf-tools runqlat and a floor (bench/sched-overhead.sh)"
 		echo
-		echo "Command: \`bench/sched-overhead.sh $B\` (BENCH_REPEATS=$REPS BENCH_LOOPS=$LOOPS BENCH_BUSY_S=$BUSY), $START,"
+		echo "Command: \`bench/sched-overhead.sh $B\` (BENCH_MODE=$MODE BENCH_AGENT=$AGENT BENCH_REPEATS=$REPS BENCH_LOOPS=$LOOPS BENCH_BUSY_S=$BUSY), $START,"
 		echo "commit $(git rev-parse --short HEAD 2>/dev/null). Host: $(nproc) CPUs, kernel $(uname -r); load average before"
 		echo "the run $LOAD0, after $(cut -d' ' -f1-3 /proc/loadavg); other sandlensd processes: $OTHERS; other programs"
 		echo "on the scheduler hooks: $OTHER_SCHED."
 		echo
-		echo "All three tools attached at once (tp_btf sched_wakeup, sched_wakeup_new, sched_switch), restarted in a"
-		echo "rotated attach order every repeat; ns/event = Σ Δrun_time_ns / Σ Δrun_cnt over a tool's three programs"
+		if [ "$MODE" = alone ]; then
+			echo "Each tool attached alone (tp_btf sched_wakeup, sched_wakeup_new, sched_switch) for its own run of each"
+			echo "load, the three runs of a load back to back in every repeat, their order rotated per repeat;"
+		else
+			echo "All three tools attached at once (tp_btf sched_wakeup, sched_wakeup_new, sched_switch), restarted in a"
+			echo "rotated attach order every repeat (the first attached pays the cold lines: see the script);"
+		fi
+		if [ "$AGENT" = sched ]; then
+			echo "sandlensd with only the sched module (every other module, stats and continuous profiling off);"
+		else
+			echo "sandlensd with its default config (every module, continuous profiling on);"
+		fi
+		echo "ns/event = Σ Δrun_time_ns / Σ Δrun_cnt over a tool's three programs"
 		echo "(\`kernel.bpf_stats_enabled=1\`). Floor: bench/floor/sched_floor.bpf.c (clock read + task-storage write"
 		echo "only). Loads: **messaging** = \`perf bench sched messaging -g 10 -l $LOOPS\` in one v2 cgroup;"
 		echo "**busy** = two v2 cgroups with one CPU-bound loop each, both pinned to one CPU, ${BUSY} s."
+		echo "The machine is shared (other agents, builds and test runs): see the load average."
 		echo "Median over $REPS repeats (min..max of the same-run ratios):"
 		echo
 		echo "| load | sandlens ns/event | runqlat ns/event | floor ns/event | events | sandlens / runqlat | sandlens / floor |"
@@ -249,6 +362,23 @@ if [ -n "${SL_BENCH_RESULTS:-}" ]; then
 		for p in sched_wakeup sched_wakeup_new sched_switch; do
 			echo "| size | $p | $(awk -v p=$p '$1 == "sandlens" && $2 == p {print $3}' "$SL_TMP/xlated") insns | $(awk -v p=$p '$1 == "runqlat" && $2 == p {print $3}' "$SL_TMP/xlated") insns | $(awk -v p=$p '$1 == "floor" && $2 == p {print $3}' "$SL_TMP/xlated") insns |"
 		done
+		if [ -n "$BASE" ]; then
+			echo
+			echo "Before/after in the same run: \"base\" = the sandlensd of commit ${BENCH_BASE_COMMIT:-?} as a fourth tool"
+			echo "(BENCH_BASE), median ns/event and the median (min..max) of the per-repeat ratio:"
+			echo
+			echo "| load | program | base | sandlens | sandlens / base |"
+			echo "|---|---|---:|---:|---:|"
+			for l in messaging busy; do
+				for p in ALL sched_wakeup sched_wakeup_new sched_switch; do
+					read -r b sv q qmn qmx < <(basesum "$l" "$p")
+					echo "| $l | $p | $b | $sv | $q ($qmn..$qmx) |"
+				done
+			done
+			for p in sched_wakeup sched_wakeup_new sched_switch; do
+				echo "| size | $p | $(awk -v p=$p '$1 == "base" && $2 == p {print $3}' "$SL_TMP/xlated") insns | $(awk -v p=$p '$1 == "sandlens" && $2 == p {print $3}' "$SL_TMP/xlated") insns | |"
+			done
+		fi
 	} >"$SL_BENCH_RESULTS"
 	note "results section written to $SL_BENCH_RESULTS"
 fi

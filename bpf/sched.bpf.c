@@ -12,10 +12,13 @@
  *                          drops its entries after reading them)
  *
  * Hot-path rules (per-event cost is benchmarked, bench/sched-overhead.sh):
- * enqueue times live in task storage (no pid hash), the histogram is a
- * per-CPU hash (no atomics, no shared cache lines), pointers are read by
- * direct BTF loads (no bpf_probe_read calls), nothing goes to the ring
- * buffer unless a watched cgroup's wait crosses the threshold.
+ * enqueue times live in task storage (no pid hash), the histograms are
+ * slots of a per-CPU array (no atomics, no shared cache lines, a lookup the
+ * verifier inlines) whose index is cached in the task's storage with its
+ * cgroup key (no hash of a 16-byte key per event; sched_slot maps a key to
+ * its index once per task and cgroup move), pointers are read by direct BTF
+ * loads (no bpf_probe_read calls), nothing goes to the ring buffer unless a
+ * watched cgroup's wait crosses the threshold.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -23,6 +26,7 @@
 #include <bpf/bpf_core_read.h>
 #include "common.bpf.h"
 #include "task_id.bpf.h"
+#include "log2hist.bpf.h"
 #include "sandlens/sched.h"
 #include "sandlens/token_bucket.h"
 
@@ -79,7 +83,8 @@ struct enq {
 	__u64 key_tag; /* cg_moves + 1 when key was computed; 0 = never */
 	struct sl_sched_key key;
 	__u32 wgen;    /* watch_gen when `watched` was read; ~0 = not read */
-	__u32 pad;
+	__u32 slot;    /* key's index in sched_hist (valid with key);
+	                * SL_SCHED_NO_SLOT = not looked up yet, or none free */
 };
 
 struct {
@@ -89,12 +94,30 @@ struct {
 	__type(value, struct enq);
 } sched_enq SEC(".maps");
 
+/* The histograms: one slot per cgroup key. sched_slot names the slot of
+ * each key; a slot is taken from sched_free (filled with every index by
+ * user space before attach) by the first wait of a new key, and given back
+ * by user space, zeroed, a tick after the key's cgroup was removed and its
+ * figures read (include/sandlens/sched.h). */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1024); /* sched.max_cgroups */
-	__type(key, struct sl_sched_key);
+	__type(key, __u32);
 	__type(value, struct sl_sched_hist);
 } sched_hist SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024); /* sched.max_cgroups */
+	__type(key, struct sl_sched_key);
+	__type(value, __u32);
+} sched_slot SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 1024); /* sched.max_cgroups */
+	__type(value, __u32);
+} sched_free SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -161,8 +184,28 @@ static __always_inline void task_key(struct task_struct *t, struct enq *e, struc
 		sl_task_cgroup_key(t, &e->key.cgroup_id, &e->key.cgroup_v1_id);
 		e->key_tag = on ? m + 1 : 0;
 		e->wgen = ~0u;
+		e->slot = SL_SCHED_NO_SLOT;
 	}
 	*k = e->key;
+}
+
+/* Index in sched_hist of key k: its sched_slot entry, else a free slot
+ * claimed for it; SL_SCHED_NO_SLOT when none is free (max_cgroups). Two
+ * CPUs claiming the same new key race on BPF_NOEXIST: the loser gives its
+ * slot back (untouched, still zero) and takes the winner's. */
+static __always_inline __u32 key_slot(const struct sl_sched_key *k)
+{
+	__u32 *s = bpf_map_lookup_elem(&sched_slot, k), idx;
+
+	if (s)
+		return *s;
+	if (bpf_map_pop_elem(&sched_free, &idx))
+		return SL_SCHED_NO_SLOT;
+	if (bpf_map_update_elem(&sched_slot, k, &idx, BPF_NOEXIST) == 0)
+		return idx;
+	bpf_map_push_elem(&sched_free, &idx, 0);
+	s = bpf_map_lookup_elem(&sched_slot, k);
+	return s ? *s : SL_SCHED_NO_SLOT;
 }
 
 /* Whether next's key (cached in e by task_key) is in sched_watch: read
@@ -192,22 +235,16 @@ int BPF_PROG(sched_wakeup_new, struct task_struct *p)
 	return 0;
 }
 
-/* log2 slot of a wait (see SL_SCHED_SLOTS). */
-static __always_inline __u32 wait_slot(__u64 ns)
+/* sl_fill_task_id (task_id.bpf.h) by direct BTF loads: t is a tp_btf
+ * argument (trusted), so no probe-read call per field. */
+static __always_inline void fill_task_id(struct sl_task_id *id, struct task_struct *t)
 {
-	__u64 v = ns ? (ns - 1) / 1000 : 0;
-	__u32 r = 0, s;
-
-	if (v == 0)
-		return 0;
-	if (v >= (1ULL << 20))
-		return SL_SCHED_SLOTS - 1;
-	s = (v >= (1 << 16)) << 4; v >>= s; r |= s;
-	s = (v >= (1 << 8)) << 3;  v >>= s; r |= s;
-	s = (v >= (1 << 4)) << 2;  v >>= s; r |= s;
-	s = (v >= (1 << 2)) << 1;  v >>= s; r |= s;
-	r |= (v >> 1);
-	return r + 1;
+	id->pid = t->tgid;
+	id->tid = t->pid;
+	id->ppid = t->real_parent->tgid;
+	id->pad0 = 0;
+	sl_task_cgroup_key(t, &id->cgroup_id, &id->cgroup_v1_id);
+	bpf_probe_read_kernel_str(id->comm, sizeof(id->comm), t->comm);
 }
 
 static __always_inline void emit_delay(struct task_struct *prev, struct task_struct *next,
@@ -235,8 +272,8 @@ static __always_inline void emit_delay(struct task_struct *prev, struct task_str
 	e->hdr.type = SL_EV_SCHED_DELAY;
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ts_ns = now;
-	sl_fill_task_id(&e->task, next);
-	sl_fill_task_id(&e->neighbour, prev);
+	fill_task_id(&e->task, next);
+	fill_task_id(&e->neighbour, prev);
 	e->wait_ns = wait;
 	e->truncated_count = carried;
 	e->contention = cls;
@@ -274,7 +311,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	struct sl_sched_hist *h;
 	struct enq *e, *pe = NULL;
 	__u64 now = bpf_ktime_get_ns(), wait, epoch;
-	__u32 slot, cls, kind, idx;
+	__u32 slot, cls, kind, idx, ei;
 	int prev_pid = prev->pid;
 
 	/* Switched out while runnable: back on the runqueue now. The state is
@@ -314,31 +351,33 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 			      ? SL_SCHED_INTERNAL : SL_SCHED_EXTERNAL;
 	}
 
-	h = bpf_map_lookup_elem(&sched_hist, &key);
-	if (!h) {
-		struct sl_sched_hist zero = {};
-		if (bpf_map_update_elem(&sched_hist, &key, &zero, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&sched_hist, &key)) {
+	/* the slot is cached with the key: looked up again only after the
+	 * task moved (or while no slot was free) */
+	idx = e->slot;
+	if (idx == SL_SCHED_NO_SLOT) {
+		idx = key_slot(&key);
+		if (idx == SL_SCHED_NO_SLOT) {
 			sl_stat_inc(&sched_stats, SL_SST_HIST_FULL);
 			return 0;
 		}
-		h = bpf_map_lookup_elem(&sched_hist, &key);
-		if (!h)
-			return 0;
+		e->slot = idx;
 	}
-	slot = wait_slot(wait);
+	h = bpf_map_lookup_elem(&sched_hist, &idx);
+	if (!h)
+		return 0;
+	slot = sl_l2h_slot_bpf(wait, SL_SCHED_SLOTS);
 	if (slot < SL_SCHED_SLOTS)
 		h->slots[slot]++;
 	h->sum_ns += wait;
 	if (cls < 3)
 		h->class_ns[cls] += wait;
 	epoch = sched_epoch;
-	idx = epoch & 1;
-	if (h->max_epoch[idx] != epoch) {
-		h->max_epoch[idx] = epoch;
-		h->max_ns[idx] = wait;
-	} else if (wait > h->max_ns[idx]) {
-		h->max_ns[idx] = wait;
+	ei = epoch & 1;
+	if (h->max_epoch[ei] != epoch) {
+		h->max_epoch[ei] = epoch;
+		h->max_ns[ei] = wait;
+	} else if (wait > h->max_ns[ei]) {
+		h->max_ns[ei] = wait;
 	}
 
 	if (cls == SL_SCHED_EXTERNAL && !nb_add(h, &pkey, wait)) {
@@ -430,7 +469,7 @@ int BPF_PROG(sched_cgroup_rmdir, struct cgroup *cgrp, const char *path)
 	__u8 one = 1;
 	if (bpf_map_update_elem(&sched_gone, &g, &one, BPF_ANY) == 0)
 		return 0; /* user space deletes the entries after its next read */
-	bpf_for_each_map_elem(&sched_hist, rm_hist, &c, 0);
+	bpf_for_each_map_elem(&sched_slot, rm_hist, &c, 0); /* user space reclaims the slots */
 	bpf_for_each_map_elem(&sched_watch, rm_hist, &c, 0);
 	bpf_for_each_map_elem(&sched_pairs, rm_pair, &c, 0);
 	return 0;

@@ -51,6 +51,10 @@ enum sl_sched_enqueue {
 	SL_SCHED_ENQ_PREEMPT = 3,    /* switched out while TASK_RUNNING */
 };
 
+/* A slot index of no histogram (the kernel half's cached index before its
+ * first lookup, or when every slot is taken). */
+#define SL_SCHED_NO_SLOT 0xffffffffu
+
 /* External waits of one victim caused by one neighbour cgroup key, kept
  * inside the victim's per-CPU histogram value (no extra map lookup on the
  * hot path). A slot is claimed by the first neighbours seen on that CPU and
@@ -62,9 +66,14 @@ struct sl_sched_nb {
 	__u64 count;
 };
 
-/* Value of map `sched_hist` (BPF_MAP_TYPE_PERCPU_HASH keyed by struct
- * sl_sched_key): cumulative since the entry was created, per CPU (user space
- * sums the CPUs). max_ns[e & 1] is the largest wait of tick epoch e (global
+/* Value of map `sched_hist` (BPF_MAP_TYPE_PERCPU_ARRAY, max_cgroups slots;
+ * map `sched_slot`, a hash from struct sl_sched_key to the __u32 slot index,
+ * names each key's slot; free indices wait in the BPF_MAP_TYPE_QUEUE
+ * `sched_free`, filled by user space): cumulative since the slot was
+ * claimed, per CPU (user space sums the CPUs). A slot is given back (zeroed,
+ * then pushed to sched_free) one tick after its key left sched_slot, so no
+ * program still writing the old key's figures overlaps its next owner.
+ * max_ns[e & 1] is the largest wait of tick epoch e (global
  * `sched_epoch`, advanced by user space every tick); max_epoch[] tags which
  * epoch a max_ns slot belongs to. nb[]: neighbours of external waits; a
  * neighbour that finds no slot on this CPU goes to map `sched_pairs`. */
@@ -108,7 +117,7 @@ struct sl_sched_delay_event {
 
 /* Per-CPU counters in map `sched_stats` (PERCPU_ARRAY). */
 enum sl_sched_stat {
-	SL_SST_HIST_FULL = 0,     /* wait not counted: sched_hist full (max_cgroups) */
+	SL_SST_HIST_FULL = 0,     /* wait not counted: no free sched_hist slot (max_cgroups) */
 	SL_SST_PAIR_FULL,         /* external wait not attributed to a neighbour: sched_pairs full */
 	SL_SST_DELAY_SEEN,        /* waits >= threshold of watched cgroup keys */
 	SL_SST_DELAY_RATE_LIMITED,/* suppressed by the per-key token bucket */

@@ -57,6 +57,7 @@ struct sched_key {
 	uint64_t hist_tick; /* last tick the key was read from sched_hist (seen_tick
 	                     * also counts sightings as a neighbour in a pair) */
 	int in_hist;  /* present in sched_hist (has a `last`) */
+	uint32_t slot1; /* its sched_hist slot + 1 when last read; 0 = none */
 	int watched;  /* inserted into sched_watch */
 	uint64_t pending;
 	UT_hash_handle hh;
@@ -384,20 +385,40 @@ static void pair_accum(struct sched_priv *sp, const struct sl_sched_key *victim,
 	ps->cur_count += count;
 }
 
+/* Keys read from sched_slot before whose entry is gone without a reap
+ * here (the kernel half's cgroup_rmdir removed it when sched_gone was
+ * full): their slots are given back. */
+static void slots_vanished(struct sched_priv *sp)
+{
+	int sfd = bpf_map__fd(sp->skel->maps.sched_slot);
+	struct sched_key *ks, *tmp;
+	uint32_t idx;
+
+	HASH_ITER(hh, sp->keys, ks, tmp) {
+		if (!ks->slot1 || ks->hist_tick == sp->tick_no)
+			continue;
+		if (bpf_map_lookup_elem(sfd, &ks->k, &idx) == 0 && idx == ks->slot1 - 1)
+			continue; /* still there (not read this tick) */
+		sched_slot_release(sp, ks->slot1 - 1);
+		ks->slot1 = 0;
+	}
+}
+
 static void read_hist(struct sched_priv *sp, uint64_t epoch)
 {
-	int fd = bpf_map__fd(sp->skel->maps.sched_hist);
+	int fd = bpf_map__fd(sp->skel->maps.sched_hist), sfd = bpf_map__fd(sp->skel->maps.sched_slot);
 	struct sl_sched_key key, next, *prev = NULL;
 	uint64_t n = 0;
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+	while (bpf_map_get_next_key(sfd, prev, &next) == 0) {
 		struct sl_sched_hist sum;
 		uint64_t mx, d[SL_SCHED_SLOTS];
 		struct sched_key *ks;
+		uint32_t idx;
 
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, sp->pcpu))
+		if (bpf_map_lookup_elem(sfd, &key, &idx) || bpf_map_lookup_elem(fd, &idx, sp->pcpu))
 			continue;
 		n++;
 		for (int c = 0; c < sp->ncpus; c++)
@@ -409,6 +430,9 @@ static void read_hist(struct sched_priv *sp, uint64_t epoch)
 		sl_sched_fold_cpus(sp->pcpu, sp->ncpus, epoch, &sum, &mx);
 		if (!(ks = key_get(sp, &key)))
 			continue;
+		if (ks->slot1 && ks->slot1 != idx + 1)
+			sched_slot_release(sp, ks->slot1 - 1); /* re-created under a new slot */
+		ks->slot1 = idx + 1;
 		ks->seen_tick = sp->tick_no;
 		ks->hist_tick = sp->tick_no;
 		if (!ks->in_hist)
@@ -451,6 +475,7 @@ static void read_hist(struct sched_priv *sp, uint64_t epoch)
 			s->last_active_tick = sp->tick_no;
 	}
 	atomic_store(&sp->nkeys, n);
+	slots_vanished(sp);
 }
 
 static void read_pairs(struct sched_priv *sp)
@@ -590,7 +615,7 @@ static int key_gone(const struct sched_priv *sp, size_t n, const struct sl_sched
  * freed by sync_watch). */
 static void gone_reap(struct sched_priv *sp, size_t n)
 {
-	int hfd = bpf_map__fd(sp->skel->maps.sched_hist), pfd = bpf_map__fd(sp->skel->maps.sched_pairs),
+	int hfd = bpf_map__fd(sp->skel->maps.sched_slot), pfd = bpf_map__fd(sp->skel->maps.sched_pairs),
 	    gfd = bpf_map__fd(sp->skel->maps.sched_gone);
 	struct sched_key *ks, *ktmp;
 	struct sched_pairst *ps, *ptmp;
@@ -599,8 +624,15 @@ static void gone_reap(struct sched_priv *sp, size_t n)
 		return;
 	HASH_ITER(hh, sp->keys, ks, ktmp)
 		if (key_gone(sp, n, &ks->k)) {
-			bpf_map_delete_elem(hfd, &ks->k);
+			uint32_t idx;
+			/* the slot the entry names now (a wait since the read may
+			 * have re-created it under another one) and the one read */
+			if (bpf_map_lookup_and_delete_elem(hfd, &ks->k, &idx) == 0 && idx + 1 != ks->slot1)
+				sched_slot_release(sp, idx);
 			ks->hist_tick = 0; /* read for the last time: not watched any more */
+			if (ks->slot1)
+				sched_slot_release(sp, ks->slot1 - 1);
+			ks->slot1 = 0;
 		}
 	HASH_ITER(hh, sp->pairs, ps, ptmp)
 		if (key_gone(sp, n, &ps->k.victim) || key_gone(sp, n, &ps->k.neighbour))
@@ -693,6 +725,7 @@ static void sched_tick(struct sl_module *m, uint64_t now_ns)
 	}
 	/* cgroups removed before this read: their figures are final; their
 	 * entries go once read (removed later: next tick) */
+	sched_slots_tick(sp); /* slots released a tick ago: zeroed, free again */
 	size_t ngone = gone_collect(sp);
 	read_hist(sp, epoch);
 	read_pairs(sp);
@@ -756,12 +789,19 @@ static int sched_init(struct sl_module *m)
 	s->rodata->sl_v1_subsys_id = sl_module_v1_subsys_id(m);
 	s->rodata->v1_hierarchy_id = sl_module_mounts(m)->v1_hierarchy_id;
 	bpf_map__set_max_entries(s->maps.sched_hist, (__u32)cfg->max_cgroups);
+	bpf_map__set_max_entries(s->maps.sched_slot, (__u32)cfg->max_cgroups);
+	bpf_map__set_max_entries(s->maps.sched_free, (__u32)cfg->max_cgroups);
 	bpf_map__set_max_entries(s->maps.sched_watch, (__u32)cfg->max_cgroups);
 	bpf_map__set_max_entries(s->maps.sched_pairs, (__u32)cfg->max_neighbour_pairs);
 	bpf_map__set_max_entries(s->maps.sched_events, (__u32)cfg->ringbuf_size);
 	err = sched_bpf__load(s);
 	if (err) {
 		snprintf(m->error, sizeof(m->error), "load BPF object: %s", strerror(-err));
+		return err;
+	}
+	err = sched_slots_init(sp);
+	if (err) {
+		snprintf(m->error, sizeof(m->error), "fill sched_free: %s", strerror(-err));
 		return err;
 	}
 	sl_module_attach(m, s->progs.sched_wakeup, &s->links.sched_wakeup, "tp_btf/sched_wakeup");
@@ -827,6 +867,7 @@ static void sched_destroy(struct sl_module *m)
 	pthread_mutex_destroy(&sp->snap_lock);
 	free(sp->pcpu);
 	free(sp->pcpu_pair);
+	sched_slots_free(sp);
 	free(sp);
 	m->priv = NULL;
 }

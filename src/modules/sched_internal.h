@@ -103,6 +103,25 @@ struct sched_priv {
 	unsigned nseries;
 	struct sl_sched_hist *pcpu; /* ncpus scratch values */
 	struct sl_sched_pair *pcpu_pair;
+	/* sched_hist slots (sched_slots.c): released this tick (their key left
+	 * sched_slot after its last read), and released a tick ago (given
+	 * back at the next tick); each holds at most max_cgroups indices */
+	uint32_t *slot_rel, *slot_back;
+	size_t nslot_rel, nslot_back;
+	struct sl_sched_hist *pcpu_zero; /* ncpus zero values */
 };
+
+/* sched_hist slot recycling (sched_slots.c), poll-loop thread. */
+/* Fill sched_free with every slot index 0..max_cgroups-1 (before attach).
+ * Returns 0, or -errno (allocation, map update). */
+int sched_slots_init(struct sched_priv *sp);
+/* A slot whose key left sched_slot: given back at the tick after next
+ * sched_slots_tick, so a program that read the old index just before has
+ * long finished. */
+void sched_slot_release(struct sched_priv *sp, uint32_t slot);
+/* Start of a tick: zero the slots released during the previous tick on
+ * every CPU and push them to sched_free; this tick's releases wait. */
+void sched_slots_tick(struct sched_priv *sp);
+void sched_slots_free(struct sched_priv *sp);
 
 #endif

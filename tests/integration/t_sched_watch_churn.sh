@@ -8,6 +8,10 @@
 # watching such a key: its sched_watch entry outlived the cgroup (and would
 # be inherited by a recycled id). After the churn, no key of a removed
 # container may be left in the agent's sched_watch, while V's key stays.
+# The histogram slots (sched_hist is a per-CPU array; sched_slot names each
+# key's slot, freed slots are given back a tick after the reap): no removed
+# container keeps a slot, and no two keys share one (a slot given back
+# twice would be handed to two keys).
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/container.sh"
 source "$(dirname "$0")/../lib/checks.sh"
@@ -18,8 +22,8 @@ ct_require
 sl_require_cmd bpftool
 
 sl_agent_start ""
-WID=$(sched_map_id sched_watch) HID=$(sched_map_id sched_hist)
-[ -n "$WID" ] && [ -n "$HID" ] || skip "no map_id in the agent's fdinfo (kernel too old) or bpftool cannot show the maps"
+WID=$(sched_map_id sched_watch) HID=$(sched_map_id sched_hist) SID=$(sched_map_id sched_slot)
+[ -n "$WID" ] && [ -n "$HID" ] && [ -n "$SID" ] || skip "no map_id in the agent's fdinfo (kernel too old) or bpftool cannot show the maps"
 # cgroup ids (v2 and v1) of every key in a map dump
 ids() { bpftool map dump id "$1" -j 2>/dev/null | jq -r '[.. | objects | select(has("cgroup_id")) | .cgroup_id, .cgroup_v1_id] | map(tostring) | unique | .[]'; }
 
@@ -63,6 +67,16 @@ for g in "${gone[@]}"; do grep -qx "$g" "$SL_LOGDIR/watch-ids.txt" && stale+=("$
 echo "ok - no key of a removed container is left in sched_watch"
 grep -qx "$V_V2" "$SL_LOGDIR/watch-ids.txt" || fail "the live victim's key ($V_V2) is not in sched_watch"
 echo "ok - the live victim's key is still watched"
+bpftool map dump id "$SID" -j >"$SL_LOGDIR/slots.json" 2>/dev/null || fail "cannot dump sched_slot"
+# bpftool prints BTF-formatted entries under .formatted
+jq -r '.[] | (.formatted // .) | .key | .cgroup_id, .cgroup_v1_id' "$SL_LOGDIR/slots.json" | sort -u >"$SL_LOGDIR/slot-ids.txt"
+held=()
+for g in "${gone[@]}"; do grep -qx "$g" "$SL_LOGDIR/slot-ids.txt" && held+=("$g"); done
+[ ${#held[@]} = 0 ] || fail "sched_slot still gives a histogram slot to removed cgroups: ${held[*]}"
+nkeys=$(jq length "$SL_LOGDIR/slots.json") nslots=$(jq '[.[] | (.formatted // .) | .value] | unique | length' "$SL_LOGDIR/slots.json")
+[ "$nkeys" -gt 0 ] && [ "$nkeys" = "$nslots" ] || fail "sched_slot: $nkeys keys on $nslots distinct slots"
+grep -qx "$V_V2" "$SL_LOGDIR/slot-ids.txt" || fail "the live victim ($V_V2) has no histogram slot"
+echo "ok - removed containers' slots were given back; $nkeys keys on $nkeys distinct slots"
 _ct_delete_id "$V_ID" "$V_CG"
 sl_agent_stop || fail "sandlensd exited with status $? on SIGTERM"
 echo "PASS"
