@@ -232,6 +232,15 @@ echo "CPU ms per 1,000 execs: sandlensd $CS_M ($CS_MIN..$CS_MAX)  execsnoop $CE_
 echo "storm rate $RATE_M execs/s ($RATE_MIN..$RATE_MAX); sandlensd events over the repeats: $EV_SUM"
 echo "load $LOAD0 -> $LOAD1"
 echo "goal (median sandlensd/execsnoop <= 0.3): $verdict"
+echo "per program, median ns/run (runs):"
+for t in sandlensd execsnoop floor; do
+	case $t in execsnoop) ps=$ES_PROGS ;; *) ps=$SL_PROGS ;; esac
+	for p in $ps; do
+		read -r m mn mx < <(per_rep "$t" "$p" | awk '{print $2}' | medspread)
+		runs=$(awk -v t="$t" -v p="$p" '$2 == t && $3 == p {print $5}' "$RES" | medspread | cut -d' ' -f1)
+		printf '  %-9s %-40s %7s (%s..%s) %s\n' "$t" "$p" "$m" "$mn" "$mx" "$runs"
+	done
+done
 
 if [ -n "${SL_BENCH_RESULTS:-}" ]; then
 	{
@@ -267,7 +276,7 @@ if [ -n "${SL_BENCH_RESULTS:-}" ]; then
 		echo "| tool | program | ns/run | runs | xlated insns |"
 		echo "|---|---|---:|---:|---:|"
 		for t in sandlensd execsnoop floor; do
-			case $t in sandlensd) ps=$SL_PROGS ;; execsnoop) ps=$ES_PROGS ;; floor) ps=$SL_PROGS ;; esac
+			case $t in execsnoop) ps=$ES_PROGS ;; *) ps=$SL_PROGS ;; esac
 			for p in $ps; do
 				read -r m _ _ < <(per_rep "$t" "$p" | awk '{print $2}' | medspread)
 				runs=$(awk -v t="$t" -v p="$p" '$2 == t && $3 == p {print $5}' "$RES" | medspread | cut -d' ' -f1)
