@@ -239,8 +239,7 @@ typedef int (*sl_rb_cb)(void *ctx, void *data, size_t size);
 /* The poll loop reads every registered ring buffer at least this often
  * (ms), woken or not: a BPF program may commit a record with
  * BPF_RB_NO_WAKEUP (no irq_work and wake-up in the traced task: a self-IPI,
- * a VM exit on a guest) and it is read within this delay
- * (bpf/proc.bpf.c rb_lazy_flags). */
+ * a VM exit on a guest) and it is read within this delay. */
 #define SL_RB_POLL_MS 100
 
 struct sl_ringbuf_decl {
