@@ -175,9 +175,11 @@ default configuration (every module, default intervals, self-protection on). CPU
 | agent CPU per host activity | $PER_EXEC ms per 1,000 execs; $PER_CTXT ms per 100,000 context switches | |
 
 Goal: **$verdict**. The agent observes the whole host: every exec and context switch of other
-work on it is processed too, so on a shared host the CPU figure is an upper bound of the idle cost;
-the per-activity row says what the host's own work cost the agent (the BPF programs run in the
-observed tasks and are not in this CPU figure).
+work on it is processed too, so on a shared host the CPU figure is an upper bound of the idle cost.
+The per-activity row is the whole CPU divided by the host's activity (an upper bound per exec; the
+marginal cost of an exec is the exec-storm section's user-space CPU per 1,000 execs); the BPF programs
+run in the observed tasks and are not in this CPU figure. Where the idle CPU and RSS go: section
+"Agent idle cost: where it goes" below.
 MD
 	note "results section written to $SL_BENCH_RESULTS"
 fi
