@@ -102,6 +102,9 @@ $(B)/bench/floor/%.skel.h: $(B)/bench/floor/%.bpf.o
 $(B)/bench/sl-sched-floor: bench/floor/sched_floor.c $(B)/bench/floor/sched_floor.skel.h
 	$(CC) $(CFLAGS) -I$(B)/bench/floor $(LDFLAGS) -o $@ $< -lbpf -lelf -lz
 
+$(B)/bench/sl-exec-floor: bench/floor/exec_floor.c $(B)/bench/floor/exec_floor.skel.h
+	$(CC) $(CFLAGS) -I$(B)/bench/floor $(LDFLAGS) -o $@ $< -lbpf -lelf -lz
+
 # The skeletons are order-only: all of them exist before the first C compile
 # (a fresh build has no .d files yet to say which object includes which);
 # after that the .d files name the skeleton an object really includes.

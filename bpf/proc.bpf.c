@@ -21,6 +21,7 @@
 #include <bpf/bpf_core_read.h>
 #include "common.bpf.h"
 #include "task_id.bpf.h"
+#include "task_id_btf.bpf.h"
 #include "sandlens/proc.h"
 #include "sandlens/token_bucket.h"
 
@@ -39,6 +40,10 @@ const volatile __u64 exit_rate = 50;   /* exits and fatal signals: tokens/s per 
 const volatile __u64 exit_burst = 100;
 const volatile __u32 fatal_only = 1;   /* signals: require SIG_DFL disposition */
 const volatile int v1_hierarchy_id = -1; /* cgroup events: v1 hierarchy to report */
+/* exec and exit records: wake the reader only when this many bytes wait
+ * in proc_events (user space: an eighth of the ring); 0 = wake as usual.
+ * See rb_lazy_flags. */
+const volatile __u64 rb_wake_bytes = 0;
 
 /* Signals whose default action is terminate or core dump (signal(7)). */
 #define FATAL_SIG_MASK                                                          \
@@ -100,6 +105,25 @@ struct {
 	__type(value, __u32);
 } exec_suppressed SEC(".maps");
 
+/* Commit flags of an exec or exit record. A wake-up is an irq_work queued
+ * in the exec'ing or exiting task (kernel/bpf/ringbuf.c
+ * bpf_ringbuf_commit: a self-IPI, a VM exit on a guest, then the reader's
+ * wake-up): at a few hundred records a second it was most of the cost of a
+ * delivered record. The agent reads every ring at least every
+ * SL_RB_POLL_MS (100 ms, src/agent/module.h) without being woken, so these
+ * records are committed without a wake-up (BPF_RB_NO_WAKEUP) until
+ * rb_wake_bytes wait unread, then with one (BPF_RB_FORCE_WAKEUP: a burst is
+ * read before the ring fills). The record's time is taken in the program:
+ * the delay changes when it is read, not what it says. Signal, OOM and
+ * cgroup records keep the default (wake when the reader is idle). */
+static __always_inline __u64 rb_lazy_flags(void)
+{
+	if (!rb_wake_bytes)
+		return 0;
+	return bpf_ringbuf_query(&proc_events, BPF_RB_AVAIL_DATA) >= rb_wake_bytes ? BPF_RB_FORCE_WAKEUP
+										   : BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void fill_hdr(struct sl_hdr *h, __u32 type)
 {
 	h->type = type;
@@ -122,13 +146,11 @@ static __always_inline struct sl_exec_bucket *bucket_get(void *map, void *k, __u
 	return b;
 }
 
-/* The exit_buckets key of task t for event kind. */
+/* The exit_buckets key of task t for event kind (t trusted: direct loads). */
 static __always_inline void exit_key(struct sl_exit_key *k, struct task_struct *t, __u32 kind)
 {
-	__builtin_memset(k, 0, sizeof(*k)); /* comm bytes after the NUL are part of the key */
-	k->cgroup_id = sl_task_cgroup_id(t);
-	k->cgroup_v1_id = sl_task_cgroup_v1_id(t);
-	bpf_probe_read_kernel_str(k->comm, sizeof(k->comm), &t->comm);
+	sl_task_cgroup_key(t, &k->cgroup_id, &k->cgroup_v1_id);
+	sl_task_comm_btf(k->comm, t); /* zero-padded: the bytes after the NUL are part of the key */
 	k->kind = kind;
 	k->pad = 0;
 }
@@ -144,16 +166,23 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	struct sl_exec_bucket *b = NULL;
-	struct sl_exec_key key = {};
+	struct sl_exec_key key;
 	struct sl_exec_event *e;
-	__u64 now = bpf_ktime_get_ns(), carried = 0, carried_rb = 0;
+	__u64 now, carried = 0, carried_rb = 0;
 	__u64 rate = sl_bucket_scale(exec_rate, rate_shift), burst = sl_bucket_scale(exec_burst, rate_shift);
 	unsigned long arg_start, arg_end, len;
+	struct mm_struct *mm;
 	int r;
 
 	sl_stat_inc(&proc_stats, SL_ST_EXEC_SEEN);
-	key.ppid = BPF_CORE_READ(p, real_parent, tgid);
-	bpf_probe_read_kernel_str(key.comm, sizeof(key.comm), &p->comm);
+	now = bpf_ktime_get_ns();
+	/* The rate decision comes first and reads only the key: a suppressed
+	 * exec (most of a storm) costs the key, one hash lookup, the bucket
+	 * and the mark; identity, filename and argv are read for a delivered
+	 * one only. Direct BTF loads, no probe-read calls (task_id_btf.bpf.h). */
+	key.ppid = p->real_parent->tgid;
+	key.pad = 0;
+	sl_task_comm_btf(key.comm, p);
 
 	if (rate) {
 		b = bucket_get(&exec_buckets, &key, now, burst);
@@ -185,17 +214,24 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 		if (f)
 			*f = 0;
 	}
-	fill_hdr(&e->hdr, SL_EV_EXEC);
+	e->hdr.type = SL_EV_EXEC;
+	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ts_ns = now;
-	sl_fill_task_id(&e->task, p);
+	e->task.pid = p->tgid;
+	e->task.tid = p->pid;
+	e->task.ppid = key.ppid;
+	e->task.pad0 = 0;
+	sl_task_cgroup_key(p, &e->task.cgroup_id, &e->task.cgroup_v1_id);
+	__builtin_memcpy(e->task.comm, key.comm, sizeof(e->task.comm));
 	e->truncated_count = carried;
 	e->args_truncated = 0;
 	e->pad = 0;
-	r = bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), BPF_CORE_READ(bprm, filename));
+	r = bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), bprm->filename);
 	e->filename_len = r > 0 ? r : 0;
 
-	arg_start = BPF_CORE_READ(p, mm, arg_start);
-	arg_end = BPF_CORE_READ(p, mm, arg_end);
+	mm = p->mm;
+	arg_start = mm->arg_start;
+	arg_end = mm->arg_end;
 	len = arg_end > arg_start ? arg_end - arg_start : 0;
 	if (len > SL_ARGV_BYTES) {
 		len = SL_ARGV_BYTES;
@@ -204,7 +240,7 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	e->argv_len = 0;
 	if (len > 0 && bpf_probe_read_user(e->argv, len, (void *)arg_start) == 0)
 		e->argv_len = len;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, rb_lazy_flags());
 	return 0;
 }
 
@@ -214,18 +250,18 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 	struct sl_exec_bucket *b = NULL;
 	struct sl_exit_event *e;
 	struct sl_exit_key key;
-	__u64 now = bpf_ktime_get_ns(), carried = 0, carried_rb = 0, carried_abn = 0;
-	__u64 rate = sl_bucket_scale(exit_rate, rate_shift), burst = sl_bucket_scale(exit_burst, rate_shift);
+	__u64 now, carried = 0, carried_rb = 0, carried_abn = 0;
+	__u64 rate, burst;
 	int code;
 
 	/* One event per process: the last thread of the group (signal->live is
 	 * decremented in do_exit() before this tracepoint fires). */
-	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+	if (p->signal->live.counter != 0)
 		return 0;
-	if (BPF_CORE_READ(p, flags) & 0x00200000 /* PF_KTHREAD */)
+	if (p->flags & 0x00200000 /* PF_KTHREAD */)
 		return 0;
 	sl_stat_inc(&proc_stats, SL_ST_EXIT_SEEN);
-	code = BPF_CORE_READ(p, exit_code);
+	code = p->exit_code;
 	if (code == 0) {
 		__u32 *f = bpf_task_storage_get(&exec_suppressed, p, 0, 0);
 		if (f && *f) {
@@ -233,7 +269,10 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 			return 0;
 		}
 	}
+	now = bpf_ktime_get_ns();
+	rate = sl_bucket_scale(exit_rate, rate_shift);
 	if (rate) {
+		burst = sl_bucket_scale(exit_burst, rate_shift);
 		exit_key(&key, p, SL_EXK_EXIT);
 		b = bucket_get(&exit_buckets, &key, now, burst);
 		if (!b) {
@@ -262,17 +301,18 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 		}
 		return 0;
 	}
-	fill_hdr(&e->hdr, SL_EV_EXIT);
+	e->hdr.type = SL_EV_EXIT;
+	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ts_ns = now;
-	sl_fill_task_id(&e->task, p);
+	sl_fill_task_id_btf(&e->task, p);
 	e->pad = 0;
 	e->exit_code = (code >> 8) & 0xff;
 	e->signal = code & 0x7f;
 	e->core_dumped = (code & 0x80) ? 1 : 0;
-	e->lifetime_ns = now - BPF_CORE_READ(p, group_leader, start_time);
+	e->lifetime_ns = now - p->group_leader->start_time;
 	e->truncated_count = carried;
 	e->truncated_abnormal = carried_abn;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, rb_lazy_flags());
 	return 0;
 }
 
@@ -284,9 +324,10 @@ int BPF_PROG(handle_signal, int sig, struct kernel_siginfo *info, struct task_st
 	struct sl_signal_event *e;
 	struct task_struct *cur;
 	struct sl_exit_key key;
-	__u64 now = bpf_ktime_get_ns(), carried = 0, carried_rb = 0;
-	__u64 rate = sl_bucket_scale(exit_rate, rate_shift), burst = sl_bucket_scale(exit_burst, rate_shift);
+	__u64 now, carried = 0, carried_rb = 0;
+	__u64 rate, burst;
 
+	/* every signal of the host passes here: the filters come first */
 	if (sig <= 0 || sig >= 64 || !((FATAL_SIG_MASK >> sig) & 1))
 		return 0;
 	if (result != 0 /* TRACE_SIGNAL_DELIVERED */ && result != 4 /* LOSE_INFO */)
@@ -297,7 +338,10 @@ int BPF_PROG(handle_signal, int sig, struct kernel_siginfo *info, struct task_st
 			return 0;
 	}
 	sl_stat_inc(&proc_stats, SL_ST_SIGNAL_SEEN);
+	now = bpf_ktime_get_ns();
+	rate = sl_bucket_scale(exit_rate, rate_shift);
 	if (rate) {
+		burst = sl_bucket_scale(exit_burst, rate_shift);
 		exit_key(&key, task, SL_EXK_SIGNAL);
 		b = bucket_get(&exit_buckets, &key, now, burst);
 		if (!b) {
@@ -319,12 +363,13 @@ int BPF_PROG(handle_signal, int sig, struct kernel_siginfo *info, struct task_st
 			sl_stat_inc(&proc_stats, SL_ST_SIGNAL_RB_LOST);
 		return 0;
 	}
-	fill_hdr(&e->hdr, SL_EV_SIGNAL);
+	e->hdr.type = SL_EV_SIGNAL;
+	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ts_ns = now;
 	e->truncated_count = carried;
 	cur = bpf_get_current_task_btf();
-	sl_fill_task_id(&e->sender, cur);
-	sl_fill_task_id(&e->target, task);
+	sl_fill_task_id_btf(&e->sender, cur);
+	sl_fill_task_id_btf(&e->target, task);
 	e->signal = sig;
 	if ((unsigned long)info == 0) /* SEND_SIG_NOINFO: from user space */
 		e->si_code = 0;

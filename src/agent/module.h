@@ -236,6 +236,12 @@ struct sl_hook_status {
 
 typedef int (*sl_rb_cb)(void *ctx, void *data, size_t size);
 
+/* The poll loop reads every registered ring buffer at least this often
+ * (ms), woken or not: a BPF program may commit a record with
+ * BPF_RB_NO_WAKEUP (no irq_work and wake-up in the traced task: a self-IPI,
+ * a VM exit on a guest) and it is read within this delay. */
+#define SL_RB_POLL_MS 100
+
 struct sl_ringbuf_decl {
 	const char *name; /* the BPF map's name, e.g. "mem_events" */
 	/* record callback; ctx is the struct sl_module *. Poll-loop thread. */

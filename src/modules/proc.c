@@ -299,6 +299,9 @@ static int proc_init(struct sl_module *m)
 	s->rodata->fatal_only = cfg->fatal_signals_only ? 1 : 0;
 	s->rodata->sl_v1_subsys_id = sl_module_v1_subsys_id(m);
 	s->rodata->v1_hierarchy_id = sl_module_mounts(m)->v1_hierarchy_id;
+	/* exec/exit records wake the reader only past an eighth of the ring;
+	 * below that the poll loop reads them within SL_RB_POLL_MS */
+	s->rodata->rb_wake_bytes = cfg->ringbuf_size / 8;
 	bpf_map__set_max_entries(s->maps.proc_events, (__u32)cfg->ringbuf_size);
 	bpf_map__set_max_entries(s->maps.exec_buckets, (__u32)cfg->exec_buckets);
 	bpf_map__set_max_entries(s->maps.exit_buckets, (__u32)cfg->exec_buckets);

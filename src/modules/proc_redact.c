@@ -24,11 +24,21 @@ static int alnum(char c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-/* Offset in a[0..n) just past the first match of value pattern p, or 0. */
+static char lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* Offset in a[0..n) just past the first match of value pattern p, or 0.
+ * The first byte is compared inline before strncasecmp (every delivered
+ * exec runs this for every argument and pattern: the call per position was
+ * the agent's largest cost per exec). */
 static size_t value_match(const char *a, size_t n, const char *p, size_t pl)
 {
+	char c0 = lower(p[0]);
+
 	for (size_t i = 0; i + pl <= n; i++)
-		if ((i == 0 || !alnum(a[i - 1])) && !strncasecmp(a + i, p, pl))
+		if (lower(a[i]) == c0 && (i == 0 || !alnum(a[i - 1])) && !strncasecmp(a + i, p, pl))
 			return i + pl;
 	return 0;
 }

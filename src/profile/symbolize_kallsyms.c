@@ -21,6 +21,53 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
+/* Replace the pool (a copy of the whole file) by one holding only the
+ * kept symbols' names and modules (a module name once per run of
+ * symbols), and fit syms to n: /proc/kallsyms is 5-10 MB of text and the
+ * table is kept for the agent's life (kernel frames of drop stacks and
+ * profiles). Without memory for the copy the table stays
+ * as it is. */
+static void compact(struct sl_ksyms *ks)
+{
+	size_t bytes = 0;
+	const char *pm = NULL;
+
+	for (size_t i = 0; i < ks->n; i++) {
+		bytes += strlen(ks->syms[i].name) + 1;
+		if (ks->syms[i].module && (!pm || strcmp(pm, ks->syms[i].module))) {
+			pm = ks->syms[i].module;
+			bytes += strlen(pm) + 1;
+		}
+	}
+	char *pool = malloc(bytes ? bytes : 1), *w = pool;
+	if (!pool)
+		return;
+	const char *src_m = NULL, *dst_m = NULL;
+	for (size_t i = 0; i < ks->n; i++) {
+		struct sl_ksym *k = &ks->syms[i];
+		size_t l = strlen(k->name) + 1;
+		memcpy(w, k->name, l);
+		k->name = w;
+		w += l;
+		if (k->module && (!src_m || strcmp(src_m, k->module))) {
+			src_m = k->module;
+			l = strlen(src_m) + 1;
+			memcpy(w, src_m, l);
+			dst_m = w;
+			w += l;
+		}
+		if (k->module)
+			k->module = dst_m;
+	}
+	free(ks->pool_);
+	ks->pool_ = pool;
+	if (ks->n) {
+		struct sl_ksym *fit = realloc(ks->syms, ks->n * sizeof(*fit));
+		if (fit)
+			ks->syms = fit;
+	}
+}
+
 int sl_ksyms_parse(const char *buf, size_t len, struct sl_ksyms *ks)
 {
 	memset(ks, 0, sizeof(*ks));
@@ -86,6 +133,7 @@ int sl_ksyms_parse(const char *buf, size_t len, struct sl_ksyms *ks)
 	ks->hidden = any && !any_nonzero;
 	if (ks->n > 1)
 		qsort(ks->syms, ks->n, sizeof(*ks->syms), cmp_ksym);
+	compact(ks);
 	return 0;
 }
 
