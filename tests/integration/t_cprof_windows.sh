@@ -20,15 +20,24 @@ sl_require_agent_env
 ct_require
 [ -x "$SL_BUILD/helpers/sl-profprog" ] || fail "sl-profprog not built"
 
-CPROF='profiling:
+CPROF="profiling:
   continuous:
     hz: 99
-    window: 2s'
+    window: 2s
+attribution:
+  runc_root: $CT_RUNC_ROOT"
 sl_agent_start "$CPROF"
 H=$(sl_get /healthz)
 assert_eq "continuous profiling state" running "$(printf '%s' "$H" | jq -r .continuous_profiling.state)"
 assert_eq "its hook" attached "$(printf '%s' "$H" | jq -r '.continuous_profiling.hooks[0].state')"
 
+# a plain runc container (a cgroup path that names no runtime: found through
+# the runc state index, as events are) spinning a few seconds
+ct_create p plain -- /bin/sl-profprog spin 6
+cp "$SL_BUILD/helpers/sl-profprog" "$CT_DIR/rootfs/bin/sl-profprog" || fail "copy sl-profprog"
+P=$CT_ID P_DIR=$CT_DIR P_CG=$CT_CGPATH
+ct_start_bg
+P_RUN=$CT_RUN_PID
 prof_ct a "" -- /bin/sl-profprog phases 60 /tmp/go-b
 A=$CT_ID
 mkdir -p "$CT_DIR/rootfs/tmp"
@@ -54,6 +63,11 @@ wait_windows() { # JQ-FILTER-COUNT MIN: poll until the count of matching windows
 	fail "fewer than $min windows matching '$q' within 30 s (list in windows.json)"
 }
 wait_windows 'select(true)' 3
+# the plain container's windows are its own, runtime runc (not "host")
+CT_DIR=$P_DIR CT_ID=$P CT_CGPATH=$P_CG CT_RUN_PID=$P_RUN ct_wait_bg 40 || fail "plain container exited with $?"
+PW=$(curl -sf -m 10 "$SL_API/api/v1/profiles/windows?container=$P" || echo '{}')
+printf '%s' "$PW" | jq -e '[.windows[]? | select(.samples > 0 and .runtime == "runc")] | length >= 1' >/dev/null ||
+	fail "no runc windows of the plain container $P: $PW"
 # times as RFC 3339 strings (ns since the epoch do not survive jq's doubles);
 # same fixed format as the API's, so they compare as strings
 T1=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
