@@ -484,12 +484,17 @@ static int role_of(const struct sl_sbx_proc *p, int *vmm)
 }
 
 /* A process may take a sandbox role (its argv and thread names are its
- * own to choose) when it runs as root, or in a cgroup only root makes: a
- * sandbox cgroup (kind k) or a container's (kubepods, docker, ...; the
- * gVisor sentry and gofers run in the pod sandbox container's), not under
- * a systemd user manager (user@<uid>.service: delegated to that user, who
- * may name cgroups at will). */
-static int trusted(const struct sl_sbx_proc *p, int k)
+ * own to choose) when it runs as root, or in a sandbox cgroup (kind k:
+ * kata_<id>, kata_overhead/<id>, firecracker/<id>; only the runtime makes
+ * those), not under a systemd user manager (user@<uid>.service is
+ * delegated to that user, who may name cgroups at will). A non-root
+ * process in an ordinary container cgroup is a tenant's: it takes a role
+ * only as gVisor's sentry or gofer (they run as nobody in the pod sandbox
+ * container's cgroup), and only when its parent is a root runsc process
+ * (the shim containerd-shim-runsc-v1, or runsc itself), which a tenant's
+ * process never has: the parent of a container's first process is runc's
+ * shim, of the others a process of the container. */
+static int trusted(const struct sl_sbx_proc *p, int k, int role, const struct sl_sbx_proc *procs, size_t nprocs)
 {
 	if (p->uid == 0)
 		return 1;
@@ -497,8 +502,20 @@ static int trusted(const struct sl_sbx_proc *p, int k)
 		return 0;
 	if (k != CG_NONE)
 		return 1;
+	if (role != R_SENTRY && role != R_GOFER)
+		return 0;
 	struct sl_attr at;
-	return sl_cgpath_parse(p->cgroup, &at) == 0 && at.container_id[0];
+	if (sl_cgpath_parse(p->cgroup, &at) != 0 || !at.container_id[0])
+		return 0;
+	for (size_t j = 0; j < nprocs; j++) {
+		if (procs[j].pid != p->ppid || procs[j].uid != 0)
+			continue;
+		char a0[SL_SBX_PATH_LEN];
+		argv0(&procs[j], a0, sizeof(a0));
+		const char *b = base(a0);
+		return !strcmp(b, "containerd-shim-runsc-v1") || !strcmp(b, "runsc");
+	}
+	return 0;
 }
 
 int sl_sbx_identify(const char *const *cgroups, size_t ncgroups, const struct sl_sbx_proc *procs,
@@ -528,7 +545,7 @@ int sl_sbx_identify(const char *const *cgroups, size_t ncgroups, const struct sl
 		roles[i] = role_of(p, &vmms[i]);
 		char id[SL_CONTAINER_ID_LEN] = "", pre[SL_SBX_PATH_LEN];
 		int k = cg_classify(p->cgroup, id, sizeof(id), pre, sizeof(pre));
-		if (roles[i] != R_NONE && !trusted(p, k)) {
+		if (roles[i] != R_NONE && !trusted(p, k, roles[i], procs, nprocs)) {
 			roles[i] = R_NONE;
 			continue;
 		}

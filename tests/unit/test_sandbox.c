@@ -513,6 +513,28 @@ static void spoofed_roles(void **state)
 	assert_int_equal(s->nshims, 0);
 	sl_sbx_list_free(&l);
 
+	/* a container tenant (uid 65534 in a kubepods container's cgroup): a
+	 * fake VMM, and a fake sentry under runc's shim, take no role; gVisor's
+	 * real sentry runs as nobody too, under runsc's root shim */
+	const char *tcg = "/kubepods/burstable/pod" POD "/" SBX2;
+	const char *gcg = "/kubepods/burstable/pod" POD "/" SBX;
+	struct sl_sbx_proc tp[] = {
+		mkproc(7000, 1, 5, "containerd-shim", "/usr/bin/containerd-shim-runc-v2 -namespace k8s.io -id " SBX2,
+		       "/system.slice/containerd.service", NULL, 0),
+		mkproc(7001, 7000, 6, "firecracker", "firecracker --id tenantfake", tcg, fake, 2),
+		mkproc(7002, 7000, 7, "exe", "runsc-sandbox boot --bundle=/b faketenant", tcg, NULL, 0),
+		mkproc(7100, 1, 8, "containerd-shim", "/usr/bin/containerd-shim-runsc-v1 -namespace k8s.io -id " SBX,
+		       "/system.slice/containerd.service", NULL, 0),
+		mkproc(7101, 7100, 9, "exe", "runsc-sandbox --root=/run/containerd/runsc/k8s.io boot " SBX, gcg, NULL, 0),
+	};
+	tp[1].uid = tp[2].uid = tp[4].uid = 65534;
+	assert_int_equal(sl_sbx_identify(NULL, 0, tp, 5, &l), 0);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.sbx[0].id, SBX);
+	assert_int_equal(l.sbx[0].runtime, SL_SBX_GVISOR);
+	assert_int_equal(l.sbx[0].vmm_pid, 7101);
+	sl_sbx_list_free(&l);
+
 	/* the same fakes run by root are believed (root can do anything) */
 	for (size_t i = 1; i < 6; i++)
 		ps[i].uid = 0;
