@@ -17,6 +17,7 @@
 #include "cgroup/k8s_names.h"
 #include "cgroup/runc_state.h"
 #include "common/log.h"
+#include "common/path_resolve.h"
 #include "common/timefmt.h"
 #include "store/store.h"
 #include "stats/stats.h"
@@ -95,70 +96,6 @@ static void mkdir_parent(const char *path)
 	}
 }
 
-/* The canonical path of file (symlinks resolved) even when it or some of
- * its directories do not exist yet: realpath() of the nearest existing
- * ancestor, then the rest of the path with "." and ".." applied lexically.
- * NULL (errno set) on error. */
-static char *resolve_file(const char *file, char *out, size_t len)
-{
-	char buf[PATH_MAX], base[PATH_MAX];
-	if (realpath(file, out))
-		return out;
-	if (snprintf(buf, sizeof(buf), "%s", file) >= (int)sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	/* split at the longest existing prefix */
-	char *rest = NULL;
-	for (;;) {
-		char *slash = strrchr(buf, '/');
-		if (rest)
-			rest[-1] = '/'; /* undo the previous split */
-		if (!slash) {
-			if (!realpath(".", base))
-				return NULL;
-			rest = buf;
-			break;
-		}
-		*slash = '\0';
-		rest = slash + 1;
-		if (realpath(slash == buf ? "/" : buf, base))
-			break;
-	}
-	size_t n = strlen(base);
-	if (n == 1)
-		n = 0; /* "/" */
-	if (n >= len) {
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	memcpy(out, base, n);
-	char *save = NULL;
-	for (char *seg = strtok_r(rest, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
-		if (!strcmp(seg, "."))
-			continue;
-		if (!strcmp(seg, "..")) {
-			while (n && out[n - 1] != '/')
-				n--;
-			if (n)
-				n--;
-			continue;
-		}
-		size_t sl = strlen(seg);
-		if (n + 1 + sl >= len) {
-			errno = ENAMETOOLONG;
-			return NULL;
-		}
-		out[n++] = '/';
-		memcpy(out + n, seg, sl);
-		n += sl;
-	}
-	if (!n)
-		out[n++] = '/';
-	out[n] = '\0';
-	return out;
-}
-
 /* Exclusive flock(2) on <file>.lock, held for the agent's life (released
  * by the kernel at exit). what names the file for messages ("store",
  * "tasks store"). Returns the fd, or -1 with a message when another
@@ -170,7 +107,7 @@ static int file_lock(const char *what, const char *file, const char *key, char *
 
 	char real[PATH_MAX];
 	mkdir_parent(file);
-	if (!resolve_file(file, real, sizeof(real))) {
+	if (!sl_path_resolve(file, real, sizeof(real))) {
 		snprintf(err, errlen, "%s: cannot resolve %.200s: %s", key, file, strerror(errno));
 		return -1;
 	}
@@ -524,7 +461,7 @@ int main(int argc, char **argv)
 		char tdb[sizeof(a->cfg.tasks.store_path) + 64], r1[PATH_MAX], r2[PATH_MAX];
 		sl_tasks_db_path(&a->cfg, tdb, sizeof(tdb));
 		if (!strcmp(tdb, a->cfg.store.path) ||
-		    (resolve_file(tdb, r1, sizeof(r1)) && resolve_file(a->cfg.store.path, r2, sizeof(r2)) &&
+		    (sl_path_resolve(tdb, r1, sizeof(r1)) && sl_path_resolve(a->cfg.store.path, r2, sizeof(r2)) &&
 		     !strcmp(r1, r2))) {
 			fprintf(stderr,
 				"sandlensd: invalid configuration: tasks.store_path: '%s' is the event store (store.path); the task store needs its own file\n",
@@ -549,7 +486,7 @@ int main(int argc, char **argv)
 				sl_cprof_db_path(&a->cfg, op, sizeof(op));
 			else
 				continue;
-			if (!strcmp(ap, op) || (resolve_file(ap, r1, sizeof(r1)) && resolve_file(op, r2, sizeof(r2)) &&
+			if (!strcmp(ap, op) || (sl_path_resolve(ap, r1, sizeof(r1)) && sl_path_resolve(op, r2, sizeof(r2)) &&
 						!strcmp(r1, r2))) {
 				fprintf(stderr,
 					"sandlensd: invalid configuration: auto.store_path: '%s' is %s; the capture store needs its own file\n",

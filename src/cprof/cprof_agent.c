@@ -2,6 +2,7 @@
 #include "cprof/cprof_agent.h"
 #include "agent/agent.h"
 #include "common/log.h"
+#include "common/path_resolve.h"
 #include "task/task_agent.h"
 #include "profile/profile.h"
 
@@ -27,13 +28,14 @@ void sl_cprof_db_path(const struct sl_config *cfg, char *out, size_t len)
 		snprintf(out, len, "profiles.db");
 }
 
-/* Same file: same string, or both exist and resolve to one path. */
+/* Same file: same string, or one canonical path (existing or not:
+ * "dir/../dir/x.db" and "dir//x.db" are "dir/x.db"). */
 static int same_file(const char *a, const char *b)
 {
 	char ra[PATH_MAX], rb[PATH_MAX];
 	if (!strcmp(a, b))
 		return 1;
-	return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
+	return sl_path_resolve(a, ra, sizeof(ra)) && sl_path_resolve(b, rb, sizeof(rb)) && !strcmp(ra, rb);
 }
 
 int sl_cprof_check_paths(const struct sl_config *cfg, char *err, size_t errlen)
