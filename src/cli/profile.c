@@ -105,10 +105,21 @@ static int write_file(const char *path, const char *buf, size_t len)
 #define STDOUT_FORMAT_PATH "-.folded"
 
 /* The result to standard output: 0 or -errno (EPIPE for a closed pipe). */
+/* Profile text to standard output. On a terminal, control bytes other than
+ * newline and tab (a process names itself: comm and function names are
+ * the workload's to choose) are written as '?', so an escape sequence in a
+ * frame name cannot reach the operator's terminal. */
 static int write_stdout(const char *buf, size_t len)
 {
-	if (len && fwrite(buf, 1, len, stdout) != len)
+	if (len && isatty(STDOUT_FILENO)) {
+		for (size_t i = 0; i < len; i++) {
+			unsigned char ch = (unsigned char)buf[i];
+			if (putc((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f ? '?' : ch, stdout) == EOF)
+				return -(errno ? errno : EIO);
+		}
+	} else if (len && fwrite(buf, 1, len, stdout) != len) {
 		return -(errno ? errno : EIO);
+	}
 	if (fflush(stdout))
 		return -(errno ? errno : EIO);
 	return 0;

@@ -83,8 +83,9 @@ int cli_profile_stored(struct cli_conn *c, const struct cli_run *cr, int (*write
 		USAGE("stored windows: give one of --container ID, --pod UID, --host");
 	if (cli_opt(cr, "pid") || cli_opt(cr, "tid"))
 		USAGE("stored windows are per container, pod or host: --pid/--tid are for a profile task");
-	if (cli_opt(cr, "duration") || cli_opt(cr, "hz") || cli_flag(cr, "off-cpu") || cli_opt(cr, "min-off-cpu-us"))
-		USAGE("--duration, --hz, --off-cpu, --min-off-cpu-us are for a profile task, not stored windows");
+	if (cli_opt(cr, "duration") || cli_opt(cr, "hz") || cli_flag(cr, "off-cpu") || cli_opt(cr, "min-off-cpu-us") ||
+	    cli_opt(cr, "type"))
+		USAGE("--duration, --hz, --off-cpu, --min-off-cpu-us, --type are for a profile task; stored windows are on-CPU");
 	if (cli_opt(cr, "base-until") && !diff)
 		USAGE("--base-until needs --base-since");
 	if (windows && (diff || out))
