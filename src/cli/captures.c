@@ -20,8 +20,15 @@ static void print_row(json_t *c)
 	json_t *r = json_object_get(c, "reason"), *on = json_object_get(json_object_get(c, "profiles"), "on_cpu");
 	json_t *top = json_array_get(json_object_get(on, "top_functions"), 0);
 	char why[96];
-	snprintf(why, sizeof(why), "%s %.4g > %.4g (%s)", str(r, "series"), json_number_value(json_object_get(r, "value")),
-		 json_number_value(json_object_get(r, "threshold")), str(r, "source"));
+	json_t *rd = json_object_get(r, "reading");
+	const char *src = json_string_value(json_object_get(r, "source"));
+	if (src && !strcmp(src, "psi_trigger") && json_is_number(rd)) /* the kernel's trigger: value = threshold */
+		snprintf(why, sizeof(why), "%s %.4g, >= %.4g (%s)", str(r, "series"), json_number_value(rd),
+			 json_number_value(json_object_get(r, "threshold")), str(r, "source"));
+	else
+		snprintf(why, sizeof(why), "%s %.4g > %.4g (%s)", str(r, "series"),
+			 json_number_value(json_object_get(r, "value")), json_number_value(json_object_get(r, "threshold")),
+			 str(r, "source"));
 	printf("%-18s %-20.20s %-12.12s %-10s %-9s %-24s %s\n", str(c, "id"), str(c, "time"), str(c, "container_id"),
 	       str(r, "detector"), str(c, "status"), top ? str(top, "function") : "-", why);
 }
@@ -36,6 +43,9 @@ static void print_show(json_t *c)
 	       json_number_value(json_object_get(r, "value")), json_number_value(json_object_get(r, "threshold")),
 	       str(r, "threshold_source"), (long long)json_integer_value(json_object_get(r, "window")),
 	       (long long)json_integer_value(json_object_get(r, "samples")));
+	if (json_is_number(json_object_get(r, "reading")))
+		printf("reading    %.6g%s\n", json_number_value(json_object_get(r, "reading")),
+		       json_object_get(r, "value_is") ? " (some avg10 at the event; the value is the trigger's lower bound)" : "");
 	const char *k;
 	json_t *p;
 	json_object_foreach(json_object_get(c, "profiles"), k, p) {
