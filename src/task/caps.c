@@ -1,6 +1,7 @@
 /* Capabilities of this kernel for each task type (GET /api/v1/capabilities,
  * docs/TASKS.md "Capabilities"): probed once at start. */
 #include "task/task_internal.h"
+#include "profile/sampler_util.h"
 #include "task/task_kprof.h"
 #include "common/log.h"
 
@@ -33,9 +34,7 @@ static int read_int(const char *path, long *v)
 /* Can we open a sampling cpu-clock event on CPU 0 for every task? */
 static int perf_ok(char *why, size_t len)
 {
-	struct perf_event_attr a = {.size = sizeof(a), .type = PERF_TYPE_SOFTWARE,
-				    .config = PERF_COUNT_SW_CPU_CLOCK, .sample_freq = 99, .freq = 1};
-	int fd = (int)syscall(__NR_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = sl_perf_open_freq(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 99, 0);
 	if (fd >= 0) {
 		close(fd);
 		return 1;
