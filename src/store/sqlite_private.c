@@ -46,6 +46,24 @@ sqlite3 *sl_sqlite_open_private(const char *path, const char *schema_sql, char *
 			 path);
 		return NULL;
 	}
+	/* SQLite's side files (WAL, shared memory, rollback journal) are
+	 * opened by name too: one planted by another user would be written
+	 * through or make every open fail with "unable to open database file" */
+	static const char *const side[3] = { "-wal", "-shm", "-journal" };
+	for (int i = 0; i < 3; i++) {
+		char sp[1100];
+		snprintf(sp, sizeof(sp), "%s%s", path, side[i]);
+		if (lstat(sp, &st)) {
+			if (errno == ENOENT)
+				continue;
+			snprintf(err, errlen, "%s: cannot check it: %s", sp, strerror(errno));
+			return NULL;
+		}
+		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
+			snprintf(err, errlen, "%s: refusing it: not a regular file of ours that only we can write", sp);
+			return NULL;
+		}
+	}
 	if (sqlite3_open_v2(path, &db,
 			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW,
 			    NULL) != SQLITE_OK) {

@@ -14,6 +14,9 @@
  *   - an existing file must be a regular file owned by the effective uid
  *     with no permission bits for group or others (mode & 077 == 0): one
  *     planted by another user in a shared directory would be theirs to read;
+ *   - SQLite's side files <path>-wal, -shm, -journal, when present, must be
+ *     regular files of ours that others cannot write (a planted symlink or
+ *     another user's file is refused, naming it);
  *   - opened read-write, serialized (SQLITE_OPEN_FULLMUTEX), busy timeout
  *     2 s, then schema_sql is run (PRAGMAs, CREATE ... IF NOT EXISTS,
  *     migrations; NULL for none).

@@ -75,6 +75,19 @@ static void test_refused(void **state)
 		assert_null(db);
 		assert_non_null(strstr(err, "refusing"));
 	}
+	/* a planted side file: a symlink as the WAL of a fresh database */
+	snprintf(p, sizeof(p), "%s/side.db", tdir);
+	char wal[220];
+	snprintf(wal, sizeof(wal), "%s-wal", p);
+	assert_int_equal(symlink(target, wal), 0);
+	db = sl_sqlite_open_private(p, "PRAGMA journal_mode=WAL;", err, sizeof(err));
+	assert_null(db);
+	assert_non_null(strstr(err, "side.db-wal: refusing"));
+	assert_int_not_equal(access(target, F_OK), 0);
+	assert_int_equal(unlink(wal), 0);
+	db = sl_sqlite_open_private(p, "PRAGMA journal_mode=WAL; CREATE TABLE t(a);", err, sizeof(err));
+	assert_non_null(db);
+	sqlite3_close(db);
 	/* a directory where the file goes */
 	snprintf(p, sizeof(p), "%s/dir.db", tdir);
 	assert_int_equal(mkdir(p, 0700), 0);
