@@ -252,7 +252,7 @@ proto:
 # run: only what running needs (no unit tests: cmocka is a test package)
 run: deps
 	$(MAKE) check-names $(B)/sandlensd $(B)/sandlens
-	mkdir -p /var/lib/sandlens
+	[ -n "$${SANDLENS_CONFIG:-}" ] || mkdir -p /var/lib/sandlens # the default config's state directory
 	./$(B)/sandlensd --config $${SANDLENS_CONFIG:-deploy/sandlensd.yaml}
 
 unit: all

@@ -87,7 +87,12 @@ static int parse(const struct sl_api_param *p, size_t n, const char *const *allo
 				     : !strcmp(k, "until")      ? &s->until
 				     : !strcmp(k, "base_since") ? &s->base_since
 								: &s->base_until;
-			if (sl_time_parse_point(v, now, t) || *t <= 0) {
+			int prc = sl_time_parse_point(v, now, t);
+			if (prc == -ERANGE || (!prc && *t <= 0)) {
+				snprintf(err, errlen, "%s: '%.64s' is out of range (before or at the epoch, or too far)", k, v);
+				return -1;
+			}
+			if (prc) {
 				snprintf(err, errlen, "%s: '%.64s' is not an RFC 3339 time, a duration ago (90s, 5m, 2h) or ns since the epoch", k, v);
 				return -1;
 			}

@@ -48,18 +48,19 @@ static int list(struct cli_conn *c, const char *container, int json)
 	json_t *rs = json_object_get(body, "recordings"), *x;
 	size_t i;
 	if (!json)
-		printf("%-8s %-30s %-12s %-12s %7s %9s\n", "ID", "TIME", "CONTAINER", "REASON", "EVENTS", "BYTES");
+		printf("%-8s %-30s %-12s %7s %9s  %s\n", "ID", "TIME", "CONTAINER", "EVENTS", "BYTES", "REASON");
 	json_array_foreach(rs, i, x)
 	{
 		if (json) {
 			json_line(x);
 			continue;
 		}
-		printf("%-8lld %-30s %-12.12s ", (long long)json_integer_value(json_object_get(x, "id")), str(x, "time"),
-		       str(x, "container_id"));
-		cli_put_safe(stdout, str(x, "reason"));
-		printf(" %7lld %9lld\n", (long long)json_integer_value(json_object_get(x, "events")),
+		/* the reason last: it is free text of any length ("capture c-...") */
+		printf("%-8lld %-30s %-12.12s %7lld %9lld  ", (long long)json_integer_value(json_object_get(x, "id")),
+		       str(x, "time"), str(x, "container_id"), (long long)json_integer_value(json_object_get(x, "events")),
 		       (long long)json_integer_value(json_object_get(x, "bytes")));
+		cli_put_safe(stdout, str(x, "reason"));
+		putchar('\n');
 	}
 	json_decref(body);
 	return out_rc();
