@@ -187,6 +187,10 @@ struct sl_sym_config {
 	const char *debug_root;    /* default "/usr/lib/debug" (build-id and debuglink lookups) */
 	size_t max_pids;           /* process snapshots kept, default 1024; the oldest is evicted */
 	size_t max_modules;        /* ELF modules (per build-id/path) kept, default 512 */
+	/* heap the kept modules may hold (their symbol tables and names), bytes,
+	 * default 16 MiB: least recently used modules that no snapshot uses
+	 * are evicted past either cap (a compiler's symbol table is MBs) */
+	size_t max_module_bytes;
 	int no_debuginfo;          /* 1: do not look for separate debug files (nor debuginfod) */
 	/* debuginfod (libdebuginfod), off unless debuginfod_urls is set: the
 	 * debuginfo, else the executable, of a build-id found nowhere else.
@@ -246,6 +250,7 @@ struct sl_profile *sl_symbolize(struct sl_symbolizer *s, const struct sl_raw_pro
 struct sl_sym_stats {
 	uint64_t pids_cached;    /* snapshots currently held */
 	uint64_t modules_cached; /* ELF modules currently held */
+	uint64_t modules_bytes;  /* their heap (symbols and names), bytes */
 	uint64_t elf_errors;     /* ELF files that could not be opened/parsed */
 	uint64_t frames_resolved;   /* frames (ips) with a symbol name, cumulative */
 	uint64_t frames_unresolved; /* frames shown as module+0xoff / [unknown], cumulative */

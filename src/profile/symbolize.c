@@ -36,6 +36,7 @@ struct module {
 	int ok;              /* ELF parsed */
 	int refs;            /* snapshots using it */
 	uint64_t last_use;
+	size_t bytes;        /* heap it holds (symbols and names), counted in mod_bytes */
 };
 
 struct pmap {
@@ -76,6 +77,7 @@ struct sl_symbolizer {
 	char kallsyms_path[256];
 	char debug_root[256];
 	size_t max_pids, max_modules;
+	size_t max_module_bytes, mod_bytes; /* cap and sum of module->bytes of mods */
 	int no_debuginfo;
 	struct proc *procs;
 	size_t nprocs;
@@ -157,7 +159,7 @@ static void bid_unindex(struct sl_symbolizer *s, struct module *m)
 
 static void evict_modules(struct sl_symbolizer *s)
 {
-	while (s->nmods > s->max_modules) {
+	while (s->nmods > s->max_modules || s->mod_bytes > s->max_module_bytes) {
 		struct module *m, *tmp, *old = NULL;
 		HASH_ITER(hh, s->mods, m, tmp) {
 			if (!m->refs && (!old || m->last_use < old->last_use))
@@ -167,6 +169,7 @@ static void evict_modules(struct sl_symbolizer *s)
 			return;
 		HASH_DEL(s->mods, old);
 		bid_unindex(s, old);
+		s->mod_bytes -= old->bytes;
 		module_free(old);
 		s->nmods--;
 	}
@@ -314,6 +317,8 @@ static struct module *module_insert(struct sl_symbolizer *s, struct module *nm, 
 		m->last_use = ++s->tick;
 		HASH_ADD_KEYPTR(hh, s->mods, m->key, strlen(m->key), m);
 		s->nmods++;
+		m->bytes = sizeof(*m) + m->elf.nsyms * sizeof(*m->elf.syms) + m->elf.names_len;
+		s->mod_bytes += m->bytes;
 		bid_index(s, m);
 		evict_modules(s);
 	}
@@ -909,6 +914,7 @@ struct sl_symbolizer *sl_symbolizer_new(const struct sl_sym_config *cfg)
 		 cfg && cfg->debug_root ? cfg->debug_root : "/usr/lib/debug");
 	s->max_pids = cfg && cfg->max_pids ? cfg->max_pids : 1024;
 	s->max_modules = cfg && cfg->max_modules ? cfg->max_modules : 512;
+	s->max_module_bytes = cfg && cfg->max_module_bytes ? cfg->max_module_bytes : 16u << 20;
 	s->no_debuginfo = cfg ? cfg->no_debuginfo : 0;
 	if (cfg && cfg->debuginfod_urls && cfg->debuginfod_urls[0] && !s->no_debuginfo)
 		s->dbgd = sl_dbgd_new(cfg->debuginfod_urls, cfg->debuginfod_cache, cfg->debuginfod_timeout_s);
@@ -966,6 +972,7 @@ void sl_symbolizer_stats(struct sl_symbolizer *s, struct sl_sym_stats *out)
 	*out = s->st;
 	out->pids_cached = s->nprocs;
 	out->modules_cached = s->nmods;
+	out->modules_bytes = s->mod_bytes;
 	out->kallsyms_state = s->ks_state;
 	pthread_mutex_unlock(&s->mu);
 }

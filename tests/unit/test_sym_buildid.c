@@ -397,6 +397,32 @@ static void test_trailing_zero_id(void **state)
 	sl_elf_info_free(&f.e);
 }
 
+/* The module cache's byte cap (max_module_bytes): a module that would pass
+ * it is evicted when no snapshot uses it; under it, it is kept and counted. */
+static void test_module_bytes_cap(void **state)
+{
+	(void)state;
+	struct sl_sym_stats st;
+	int pids[1] = { getpid() };
+	struct sl_sym_config tiny = { .debug_root = "/nonexistent-debug-root", .max_module_bytes = 1 };
+	struct sl_symbolizer *s = sl_symbolizer_new(&tiny);
+	assert_int_equal(sl_symbolizer_index_file(s, pids, 1, sprog), 0);
+	sl_symbolizer_stats(s, &st);
+	assert_int_equal(st.modules_cached, 0);
+	assert_int_equal(st.modules_bytes, 0);
+	sl_symbolizer_free(s);
+
+	struct elf_file f;
+	load_elf(sprog, &f);
+	s = sl_symbolizer_new(&nodebug);
+	assert_int_equal(sl_symbolizer_index_file(s, pids, 1, sprog), 0);
+	sl_symbolizer_stats(s, &st);
+	assert_int_equal(st.modules_cached, 1);
+	assert_true(st.modules_bytes >= f.e.nsyms * sizeof(*f.e.syms) + f.e.names_len);
+	sl_symbolizer_free(s);
+	sl_elf_info_free(&f.e);
+}
+
 int main(void)
 {
 	ssize_t r = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -429,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_static_outer_frames),
 		cmocka_unit_test(test_debuginfod),
 		cmocka_unit_test(test_trailing_zero_id),
+		cmocka_unit_test(test_module_bytes_cap),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[300];
