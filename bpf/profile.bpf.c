@@ -153,6 +153,7 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 		return 0;
 	sl_stat_inc(&prof_stats, SL_PST_MATCHED);
 	k.tgid = tgid;
+	k.tid = filter_kind == SL_TF_TGID || filter_kind == SL_TF_TID ? tid : 0;
 	k.state = SL_TOS_ON_CPU;
 	k.user_stack_id = bpf_get_stackid(ctx, &prof_ustacks, BPF_F_USER_STACK);
 	k.kernel_stack_id = bpf_get_stackid(ctx, &prof_stacks, 0);
@@ -173,6 +174,7 @@ static __always_inline void end_part(struct task_struct *t, struct offcpu *o, __
 	}
 	sl_task_cgroup_key(t, &cg2, &cg1);
 	k.tgid = t->tgid;
+	k.tid = filter_kind == SL_TF_TGID || filter_kind == SL_TF_TID ? (__u32)t->pid : 0;
 	k.state = o->state;
 	k.user_stack_id = o->ustack;
 	k.kernel_stack_id = o->kstack;

@@ -40,6 +40,11 @@ struct sl_prof_key {
 	__u32 state; /* enum sl_task_offcpu_state */
 	__s32 user_stack_id;
 	__s32 kernel_stack_id;
+	/* the thread, when the task targets a process or a thread (filter_kind
+	 * SL_TF_TGID / SL_TF_TID: its threads are told apart by their comm, e.g.
+	 * a VMM's vCPU threads); 0 for container/pod/host targets (per process) */
+	__u32 tid;
+	__u32 pad;
 };
 
 /* Value of `prof_counts`: totals of one key. The identity fields are those

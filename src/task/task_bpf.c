@@ -306,7 +306,7 @@ struct sl_raw_profile *sl_task_bpf_read_profile(struct sl_task_bpf *b, uint64_t 
 			continue;
 		struct sl_raw_stack s = {0};
 		s.pid = k.tgid;
-		s.tid = 0;
+		s.tid = (int32_t)k.tid; /* per thread for process and thread targets, else 0 */
 		_Static_assert(sizeof(s.comm) == sizeof(v.comm), "comm sizes");
 		memcpy(s.comm, v.comm, sizeof(s.comm) - 1);
 		s.comm[sizeof(s.comm) - 1] = 0;
