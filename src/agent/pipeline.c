@@ -22,18 +22,12 @@ uint64_t sl_pipeline_resolve(struct sl_agent *a, const struct sl_task_id *t, str
 	if (hierp)
 		*hierp = SL_CG_V2;
 	if (a->attr) {
-		char path[SL_CGPATH_BYTES], dir[SL_CGPATH_BYTES + 256];
+		char path[SL_CGPATH_BYTES];
 		/* Hybrid rule (docs/ATTRIBUTION.md): a container on either
 		 * hierarchy wins, v2 first; else the v2 answer. */
 		path[0] = 0;
 		sl_attr_cache_resolve(a->attr, t->cgroup_id, v1, sl_mono_ns(), attr, path, sizeof(path), &hier);
-		if (attr->is_container != SL_YES && path[0] && strcmp(path, "/") && hier >= 0 &&
-		    snprintf(dir, sizeof(dir), "%s%s", hier == SL_CG_V1 ? a->mounts.v1 : a->mounts.v2, path) <
-			    (int)sizeof(dir) &&
-		    sl_runc_index_lookup(a->runc, dir, attr->container_id, sizeof(attr->container_id))) {
-			attr->is_container = SL_YES;
-			snprintf(attr->runtime, sizeof(attr->runtime), "runc");
-		}
+		sl_runc_attr_fallback(a->runc, &a->mounts, path, hier, attr);
 		/* "host": not a container and not in a pod (a pod-level cgroup
 		 * keeps its pod uid and the path's runtime, "") */
 		if (attr->is_container == SL_NO && !attr->runtime[0] && !attr->pod_uid[0])

@@ -1,6 +1,8 @@
 /* The shared runc state index: immutable, reference-counted snapshots
  * (runc_state.h). */
 #include "cgroup/runc_state.h"
+#include "cgroup/attr.h"
+#include "sandlens/common.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -645,4 +647,17 @@ size_t sl_runc_index_size(struct sl_runc_index *ix)
 		n += !expired(s, e, now);
 	sl_runc_snap_put(s);
 	return n;
+}
+
+int sl_runc_attr_fallback(struct sl_runc_index *ix, const struct sl_cg_mounts *m, const char *path, int hier,
+			  struct sl_attr *at)
+{
+	char dir[SL_CGPATH_BYTES + 256];
+	if (!ix || at->is_container == SL_YES || !path || !path[0] || !strcmp(path, "/") || hier < 0 ||
+	    snprintf(dir, sizeof(dir), "%s%s", hier == SL_CG_V1 ? m->v1 : m->v2, path) >= (int)sizeof(dir) ||
+	    !sl_runc_index_lookup(ix, dir, at->container_id, sizeof(at->container_id)))
+		return 0;
+	at->is_container = SL_YES;
+	snprintf(at->runtime, sizeof(at->runtime), "runc");
+	return 1;
 }

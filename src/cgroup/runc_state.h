@@ -91,6 +91,18 @@ int sl_runc_snap_pending(const struct sl_runc_snap *s, const char *id);
  * sl_runc_index_errors). Any thread. */
 int sl_runc_index_lookup(struct sl_runc_index *ix, const char *dir, char *id, size_t idlen);
 
+struct sl_attr;
+struct sl_cg_mounts;
+/* The attribution fallback for a plain runc container, whose cgroup path
+ * names no runtime (docs/ATTRIBUTION.md "Plain runc containers"): when *at
+ * is not a container and path (relative to the hierarchy hier, enum
+ * sl_cg_hier; -1 unknown) is not the root, look the directory
+ * <mount><path> up in ix; found: at becomes container id (runc's id),
+ * runtime "runc". Returns 1 when it did, else 0 (ix NULL: 0). The event
+ * pipeline and the continuous profiler both call it. Any thread. */
+int sl_runc_attr_fallback(struct sl_runc_index *ix, const struct sl_cg_mounts *m, const char *path, int hier,
+			  struct sl_attr *at);
+
 /* Index one state.json given as text (len bytes, need not be NUL-
  * terminated), as a rebuild does for each file: the directories of its
  * "cgroup_paths" map to its "id" (published as a new snapshot). Used by the

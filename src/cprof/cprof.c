@@ -87,7 +87,7 @@ static uint64_t thread_cpu_now(void)
 /* Attribution of a cgroup pair (this thread's cache). */
 static void attribute(struct sl_cprof *cp, uint64_t cg2, uint64_t cg1, struct sl_attr *at)
 {
-	char path[SL_CGPATH_BYTES], dir[SL_CGPATH_BYTES + 256];
+	char path[SL_CGPATH_BYTES];
 	int hier = -1;
 	memset(at, 0, sizeof(*at));
 	path[0] = 0;
@@ -95,13 +95,8 @@ static void attribute(struct sl_cprof *cp, uint64_t cg2, uint64_t cg1, struct sl
 		sl_attr_cache_resolve(cp->attr, cg2, cg1, mono_now(), at, path, sizeof(path), &hier);
 	/* a plain runc container whose cgroup path names no runtime: the
 	 * runc state index, as the event pipeline does (src/agent/pipeline.c) */
-	if (cp->attr && cp->cfg.runc && at->is_container != SL_YES && path[0] && strcmp(path, "/") && hier >= 0 &&
-	    snprintf(dir, sizeof(dir), "%s%s", hier == SL_CG_V1 ? cp->cfg.mounts.v1 : cp->cfg.mounts.v2, path) <
-		    (int)sizeof(dir) &&
-	    sl_runc_index_lookup(cp->cfg.runc, dir, at->container_id, sizeof(at->container_id))) {
-		at->is_container = SL_YES;
-		snprintf(at->runtime, sizeof(at->runtime), "runc");
-	}
+	if (cp->attr)
+		sl_runc_attr_fallback(cp->cfg.runc, &cp->cfg.mounts, path, hier, at);
 	if (!at->container_id[0] && !at->pod_uid[0])
 		snprintf(at->runtime, sizeof(at->runtime), "host");
 }
