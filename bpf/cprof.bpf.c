@@ -5,6 +5,12 @@
  *                event per online CPU in frequency mode at
  *                profiling.continuous.hz; the interrupted task's kernel
  *                and user stacks
+ *   tp_btf/sched_process_exec  cprof_exec: a file exec'd anywhere on the
+ *                host, once per (device, inode) while in `cprof_execs`,
+ *                with its path and the exec'ing process and parent: user
+ *                space indexes its build-id while a process that can open
+ *                it still lives (the parent), so a process that ran for a
+ *                few ms between two snapshot polls is still symbolized
  *
  * Aggregation in the kernel only, into one of two buffers: buffer i is
  * cprof_stacks<i> (kernel stacks) + cprof_ustacks<i> (user stacks,
@@ -23,6 +29,7 @@
 #include <bpf/bpf_core_read.h>
 #include "common.bpf.h"
 #include "sandlens/cprof.h"
+#include "sandlens/task_abi.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -73,6 +80,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sl_cprof_pid);
 } cprof_pids SEC(".maps");
+
+/* Files exec'd, by (s_dev, i_ino): user space marks an entry taken (tgid
+ * UINT32_MAX) and keeps it, so a file is announced once while it stays in
+ * this LRU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct sl_prof_exec_key);
+	__type(value, struct sl_prof_exec_val);
+} cprof_execs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -134,5 +151,28 @@ int cprof_sample(struct bpf_perf_event_data *ctx)
 		if (bpf_map_update_elem(&cprof_pids, &tgid, &np, BPF_NOEXIST) == -7 /* E2BIG */)
 			sl_stat_inc(&cprof_stats, SL_CPST_PIDS_FULL);
 	}
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(cprof_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct sl_prof_exec_key k = {};
+	struct sl_prof_exec_val v = {};
+	struct inode *ino;
+
+	(void)old_pid;
+	ino = BPF_CORE_READ(bprm, file, f_inode);
+	if (!ino)
+		return 0;
+	k.dev = BPF_CORE_READ(ino, i_sb, s_dev);
+	k.ino = BPF_CORE_READ(ino, i_ino);
+	if (bpf_map_lookup_elem(&cprof_execs, &k))
+		return 0;
+	v.tgid = p->tgid;
+	v.ppid = BPF_CORE_READ(p, real_parent, tgid);
+	/* bprm->interp: the file that runs (the interpreter of a #! script) */
+	bpf_probe_read_kernel_str(v.path, sizeof(v.path), BPF_CORE_READ(bprm, interp));
+	bpf_map_update_elem(&cprof_execs, &k, &v, BPF_NOEXIST);
 	return 0;
 }

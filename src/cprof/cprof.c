@@ -126,6 +126,28 @@ static void poll_new_pids(struct sl_cprof *cp)
 	}
 }
 
+#define EXECS_MAX 64
+
+/* Index by build-id the files exec'd since the last poll, opened through
+ * the root of the process that exec'd them or of its parent (the shell of
+ * a loop outlives the children), as the task profiler does
+ * (src/task/task_run.c): the user stacks of a process gone before any
+ * snapshot poll still resolve. */
+static void index_execs(struct sl_cprof *cp)
+{
+	struct sl_prof_exec_val ex[EXECS_MAX];
+	size_t n;
+	do {
+		n = sl_cprof_bpf_read_execs(cp->bpf, ex, EXECS_MAX);
+		for (size_t i = 0; i < n; i++) {
+			int pids[2] = { (int)ex[i].tgid, (int)ex[i].ppid };
+			int rc = sl_symbolizer_index_file(cp->sym, pids, 2, ex[i].path);
+			if (rc)
+				sl_debug(MOD, "indexing exec'd %s: %s", ex[i].path, strerror(-rc));
+		}
+	} while (n == EXECS_MAX);
+}
+
 /* Drop what is older than the last window (pids are re-snapshotted once
  * per window they are sampled in: an exec replaces the mappings). */
 static void prune_seen(struct sl_cprof *cp)
@@ -192,6 +214,7 @@ static void drain_buffer(struct sl_cprof *cp)
 
 static void end_window(struct sl_cprof *cp)
 {
+	index_execs(cp);
 	poll_new_pids(cp); /* the last second's newcomers, while alive */
 	uint64_t end_mono = mono_now();
 	drain_buffer(cp);
@@ -285,6 +308,7 @@ static void *window_thread(void *arg)
 		}
 		if (now >= next_poll) {
 			pthread_mutex_unlock(&cp->mu);
+			index_execs(cp);
 			poll_new_pids(cp);
 			drain_buffer(cp);
 			pthread_mutex_lock(&cp->mu);
@@ -561,9 +585,11 @@ json_t *sl_cprof_health_json(struct sl_cprof *cp, int enabled, const char *err_i
 	if (le)
 		sl_time_format(le, last, sizeof(last));
 	sl_pstore_size(cp->store, &used, &file, &nwin);
+	const char *xerr = sl_cprof_bpf_exec_error(cp->bpf);
 	return json_pack(
-		"{s:b, s:s, s:[{s:s, s:s}], s:s, s:I, s:I, s:I, s:s?, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I}}",
-		"enabled", 1, "state", "running", "hooks", "name", hook, "state", "attached", "event",
+		"{s:b, s:s, s:[{s:s, s:s}, {s:s, s:s, s:s?}], s:s, s:I, s:I, s:I, s:s?, s:I, s:I, s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I}}",
+		"enabled", 1, "state", "running", "hooks", "name", hook, "state", "attached", "name",
+		"tp_btf/sched_process_exec", "state", xerr ? "degraded" : "attached", "reason", xerr, "event",
 		sl_cprof_bpf_event(cp->bpf), "hz", (json_int_t)cp->cfg.hz, "window_seconds",
 		(json_int_t)(cp->cfg.window_ns / 1000000000ull), "windows_ended", (json_int_t)atomic_load(&cp->windows),
 		"last_window_end", le ? last : NULL, "samples", (json_int_t)atomic_load(&cp->samples),

@@ -27,6 +27,8 @@ struct sl_cprof_bpf {
 	struct cprof_bpf *skel;
 	int nlinks;
 	struct bpf_link **links;
+	struct bpf_link *exec_link; /* NULL: exec'd files not announced */
+	char exec_err[160];         /* why exec_link is NULL */
 	const char *event;
 	unsigned active; /* buffer the programs write now */
 	int ncpus;       /* possible CPUs (per-CPU map values) */
@@ -39,6 +41,7 @@ void sl_cprof_bpf_destroy(struct sl_cprof_bpf *b)
 	for (int i = 0; i < b->nlinks; i++)
 		bpf_link__destroy(b->links[i]);
 	free(b->links);
+	bpf_link__destroy(b->exec_link);
 	cprof_bpf__destroy(b->skel);
 	free(b);
 }
@@ -101,6 +104,12 @@ struct sl_cprof_bpf *sl_cprof_bpf_open(uint32_t hz, uint32_t stack_entries, uint
 		b->links[b->nlinks++] = l;
 	}
 	b->event = hw ? "cycles" : "cpu-clock";
+	/* optional: without it a short-lived process is symbolized only when
+	 * a snapshot poll finds it alive (cprof.c) */
+	b->exec_link = bpf_program__attach(b->skel->progs.cprof_exec);
+	if (!b->exec_link)
+		snprintf(b->exec_err, sizeof(b->exec_err), "attach tp_btf/sched_process_exec: %s",
+			 strerror(errno));
 	return b;
 fail:
 	sl_cprof_bpf_destroy(b);
@@ -194,6 +203,34 @@ int sl_cprof_bpf_drain(struct sl_cprof_bpf *b, unsigned buf,
 		free(keys);
 	}
 	return rc;
+}
+
+const char *sl_cprof_bpf_exec_error(const struct sl_cprof_bpf *b)
+{
+	return b->exec_link ? NULL : b->exec_err;
+}
+
+size_t sl_cprof_bpf_read_execs(struct sl_cprof_bpf *b, struct sl_prof_exec_val *out, size_t max)
+{
+	int fd = bpf_map__fd(b->skel->maps.cprof_execs);
+	struct sl_prof_exec_key k, next, *prev = NULL;
+	struct sl_prof_exec_val v;
+	size_t n = 0;
+	while (n < max && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v))
+			continue;
+		v.path[sizeof(v.path) - 1] = 0;
+		/* each file once: the entry stays (so BPF does not add it
+		 * again) with tgid UINT32_MAX as the "taken" mark */
+		if (!v.path[0] || v.tgid == UINT32_MAX)
+			continue;
+		out[n++] = v;
+		v.tgid = UINT32_MAX;
+		bpf_map_update_elem(fd, &k, &v, BPF_EXIST);
+	}
+	return n;
 }
 
 size_t sl_cprof_bpf_new_pids(struct sl_cprof_bpf *b, struct sl_cprof_newpid *out, size_t max)

@@ -136,6 +136,7 @@ struct sl_esym {
 };
 struct sl_pt_load {
 	uint64_t offset, vaddr, filesz;
+	uint32_t flags; /* p_flags: PF_X, PF_W, PF_R */
 };
 struct sl_elf_info {
 	char build_id[81];      /* lowercase hex, "" when none */
@@ -161,6 +162,13 @@ int sl_elf_merge_syms(struct sl_elf_info *e, const struct sl_elf_info *dbg);
 /* ELF virtual address of file offset off (PT_LOAD segments), or off itself
  * when no segment holds it. */
 uint64_t sl_elf_off_to_vaddr(const struct sl_elf_info *e, uint64_t off);
+/* Whether file offset off is code: 1 when an executable PT_LOAD segment
+ * (PF_X) holds it in its file bytes, 0 when none does, -1 when the module
+ * has no PT_LOAD segments (unknown). A return address that is not code
+ * (e.g. a pointer into .data/.bss read by a frame-pointer walk through code
+ * built without frame pointers: glibc's malloc bins point at themselves)
+ * is garbage (System V ABI: return addresses are in text). */
+int sl_elf_off_is_text(const struct sl_elf_info *e, uint64_t off);
 /* Symbol containing vaddr, or NULL. */
 const struct sl_esym *sl_elf_lookup(const struct sl_elf_info *e, uint64_t vaddr);
 

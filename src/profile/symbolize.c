@@ -773,7 +773,25 @@ int sl_symbolizer_index_file(struct sl_symbolizer *s, const int *pids, size_t np
 			rc = fd;
 			continue;
 		}
-		struct module *m = module_from_fd(s, fd, root, path, path);
+		/* already held (another process exec'd the same file): no
+		 * second parse */
+		struct stat st;
+		char key[1200];
+		struct module *m = NULL;
+		if (!fstat(fd, &st)) {
+			snprintf(key, sizeof(key), "%x:%x:%" PRIu64 ":%s", major(st.st_dev), minor(st.st_dev),
+				 (uint64_t)st.st_ino, path);
+			pthread_mutex_lock(&s->mu);
+			HASH_FIND_STR(s->mods, key, m);
+			if (m)
+				m->last_use = ++s->tick;
+			pthread_mutex_unlock(&s->mu);
+		}
+		if (m) {
+			close(fd);
+			return 0;
+		}
+		m = module_from_fd(s, fd, root, path, path);
 		close(fd);
 		if (!m)
 			return -ENOMEM;
@@ -1135,6 +1153,15 @@ static int64_t bid_frame(struct sl_symbolizer *s, struct sl_profile *P, const st
 	bid_hex(b, hex);
 	HASH_FIND(hb, s->bids, hex, strlen(hex), m);
 	f.build_id = hex;
+	if (m && m->ok && caller && !sl_elf_off_is_text(&m->elf, b->offset - 1)) {
+		/* not a return address: as an ip outside every executable
+		 * mapping (user_frame), [unknown], one for a run of them */
+		f.name = "[unknown]";
+		f.flags = SL_FRAME_UNKNOWN;
+		f.build_id = NULL;
+		s->st.frames_unresolved++;
+		return sl_prof_frame(P, &f);
+	}
 	if (m) {
 		f.module = m->path ? m->path : "[unknown]";
 		if (elf_sym(s, &f, m, caller))

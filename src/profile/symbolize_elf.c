@@ -158,7 +158,7 @@ static int read_elf(Elf *elf, struct sl_elf_info *e)
 			if (ph.p_type != PT_LOAD)
 				continue;
 			e->load[e->nload++] = (struct sl_pt_load){ .offset = ph.p_offset, .vaddr = ph.p_vaddr,
-								  .filesz = ph.p_filesz };
+								  .filesz = ph.p_filesz, .flags = ph.p_flags };
 		}
 	}
 	const void *bid = NULL;
@@ -253,6 +253,18 @@ uint64_t sl_elf_off_to_vaddr(const struct sl_elf_info *e, uint64_t off)
 			return off - l->offset + l->vaddr;
 	}
 	return off;
+}
+
+int sl_elf_off_is_text(const struct sl_elf_info *e, uint64_t off)
+{
+	if (!e->nload)
+		return -1;
+	for (size_t i = 0; i < e->nload; i++) {
+		const struct sl_pt_load *l = &e->load[i];
+		if ((l->flags & PF_X) && off >= l->offset && off - l->offset < l->filesz)
+			return 1;
+	}
+	return 0;
 }
 
 const struct sl_esym *sl_elf_lookup(const struct sl_elf_info *e, uint64_t vaddr)

@@ -30,6 +30,7 @@ sl_agent_start "$CPROF"
 H=$(sl_get /healthz)
 assert_eq "continuous profiling state" running "$(printf '%s' "$H" | jq -r .continuous_profiling.state)"
 assert_eq "its hook" attached "$(printf '%s' "$H" | jq -r '.continuous_profiling.hooks[0].state')"
+assert_eq "its exec hook (build-ids of short-lived processes)" "tp_btf/sched_process_exec attached" "$(printf '%s' "$H" | jq -r '.continuous_profiling.hooks[1] | "\(.name) \(.state)"')"
 
 # a plain runc container (a cgroup path that names no runtime: found through
 # the runc state index, as events are) spinning a few seconds

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -260,6 +261,57 @@ static void test_static_outer_frames(void **state)
 	assert_false(sl_sym_is_never_caller("__do_global_dtors_aux"));
 }
 
+/* A frame-pointer walk through code without frame pointers that reaches a
+ * self-pointing structure in .data/.bss (glibc's malloc bins) repeats that
+ * "return address" to the depth limit (seen: 126 frames of busybox+0x1e37f0,
+ * a .bss offset, above a real leaf): a build-id frame whose offset is not in
+ * an executable segment is [unknown], and the run of them one frame. */
+static void test_not_text_callers(void **state)
+{
+	(void)state;
+	struct elf_file f;
+	load_elf(sprog, &f);
+	uint64_t data_off = 0, text_off = 0;
+	for (size_t i = 0; i < f.e.nload; i++) {
+		if (!(f.e.load[i].flags & PF_X) && f.e.load[i].filesz > 64 && !data_off)
+			data_off = f.e.load[i].offset + f.e.load[i].filesz - 16;
+		if ((f.e.load[i].flags & PF_X) && !text_off)
+			text_off = f.e.load[i].offset;
+	}
+	assert_true(data_off != 0 && text_off != 0);
+	assert_int_equal(sl_elf_off_is_text(&f.e, data_off), 0);
+	assert_int_equal(sl_elf_off_is_text(&f.e, text_off), 1);
+	struct sl_elf_info none = { 0 };
+	assert_int_equal(sl_elf_off_is_text(&none, 0x1000), -1);
+
+	struct sl_symbolizer *s = sl_symbolizer_new(&nodebug);
+	int pids[1] = { getpid() };
+	assert_int_equal(sl_symbolizer_index_file(s, pids, 1, sprog), 0);
+	enum { N = 127 };
+	struct sl_raw_bid b[N];
+	uint64_t ips[N] = { 0 };
+	uint64_t leaf = sym_addr(&f, "prof_spin_loop");
+	assert_true(leaf != 0);
+	b[0] = bid(&f, file_off(&f, leaf) + 4);
+	for (int i = 1; i < N; i++)
+		b[i] = bid(&f, data_off);
+	struct sl_profile *p = sym_stack(s, b, ips, N);
+	assert_int_equal(p->samples[0].nframes, 2);
+	assert_string_equal(fr(p, 0)->name, "[unknown]");
+	assert_true(fr(p, 0)->flags & SL_FRAME_UNKNOWN);
+	assert_string_equal(fr(p, 1)->name, "prof_spin_loop");
+	sl_profile_free(p);
+	/* the same offset as the leaf (the sampled ip itself) is kept as is:
+	 * only callers are return addresses */
+	b[0] = bid(&f, data_off);
+	p = sym_stack(s, b, ips, 1);
+	assert_int_equal(p->samples[0].nframes, 1);
+	assert_false(fr(p, 0)->flags & SL_FRAME_UNKNOWN);
+	sl_profile_free(p);
+	sl_symbolizer_free(s);
+	sl_elf_info_free(&f.e);
+}
+
 /* debuginfod: a local HTTP server with /buildid/<id>/debuginfo; the file
  * lands in the configured cache; a server that never answers costs at most
  * the timeout. */
@@ -453,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_index_file),
 		cmocka_unit_test(test_debug_root),
 		cmocka_unit_test(test_static_outer_frames),
+		cmocka_unit_test(test_not_text_callers),
 		cmocka_unit_test(test_debuginfod),
 		cmocka_unit_test(test_trailing_zero_id),
 		cmocka_unit_test(test_module_bytes_cap),
