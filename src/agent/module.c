@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -64,6 +65,62 @@ uint64_t sl_percpu_sum(int map_fd, uint32_t idx, int ncpus)
 	for (int i = 0; i < ncpus; i++)
 		sum += vals[i];
 	return sum;
+}
+
+int sl_percpu_array_each(int map_fd, uint32_t nelem, size_t value_size, int ncpus, uint32_t chunk,
+			 int (*fn)(void *ctx, uint32_t idx, const void *vals), void *ctx)
+{
+	size_t vsz = (value_size + 7) & ~(size_t)7, per = vsz * (size_t)(ncpus > 0 ? ncpus : 1);
+	uint32_t *keys;
+	unsigned char *vals;
+	uint32_t next = 0, done = 0;
+	int rc = 0, batch = 1;
+
+	if (ncpus <= 0 || !chunk)
+		return -EINVAL;
+	if (chunk > nelem)
+		chunk = nelem ? nelem : 1;
+	keys = calloc(chunk, sizeof(*keys));
+	/* zeroed: valgrind does not model what the kernel writes */
+	vals = calloc(chunk, per);
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -ENOMEM;
+	}
+	while (!rc && done < nelem) {
+		uint32_t want = nelem - done < chunk ? nelem - done : chunk, count = want;
+		if (batch) {
+			LIBBPF_OPTS(bpf_map_batch_opts, o);
+			int e = bpf_map_lookup_batch(map_fd, done ? &next : NULL, &next, keys, vals, &count, &o);
+			if (e && errno != ENOENT) {
+				if (!done && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP ||
+					      errno == ENOSYS || errno == 524 /* ENOTSUPP */)) {
+					batch = 0; /* no batch ops: per element from here */
+					continue;
+				}
+				rc = -errno;
+				break;
+			}
+			for (uint32_t i = 0; i < count && !rc; i++)
+				rc = fn(ctx, keys[i], vals + (size_t)i * per);
+			done += count;
+			if (e || !count) /* ENOENT: the end of the array */
+				break;
+			continue;
+		}
+		for (uint32_t i = 0; i < want && !rc; i++) {
+			uint32_t idx = done + i;
+			memset(vals, 0, per);
+			if (bpf_map_lookup_elem(map_fd, &idx, vals))
+				continue;
+			rc = fn(ctx, idx, vals);
+		}
+		done += want;
+	}
+	free(keys);
+	free(vals);
+	return rc;
 }
 
 int sl_module_ringbuf(struct sl_module *m, const char *name, int map_fd)

@@ -399,6 +399,19 @@ const char *sl_hook_state_name(int state);
  * (ncpus = libbpf_num_possible_cpus()). 0 when unreadable. Any thread. */
 uint64_t sl_percpu_sum(int map_fd, uint32_t idx, int ncpus);
 
+/* Every element of a PERCPU_ARRAY of nelem elements whose value is
+ * value_size bytes: fn(ctx, idx, vals) per element, vals = ncpus values of
+ * round_up(value_size, 8) bytes each (the kernel's per-CPU layout,
+ * kernel/bpf/arraymap.c bpf_percpu_array_copy), in index order. Read with
+ * BPF_MAP_LOOKUP_BATCH (one syscall per chunk of at most chunk elements
+ * instead of one per element: a 1,024-IRQ histogram array read each tick
+ * was 1,024 syscalls a second), or one lookup per element on kernels
+ * without batch operations (< 5.6). ncpus = libbpf_num_possible_cpus().
+ * Returns 0, fn's first non-zero return, or -errno (-ENOMEM, or the
+ * lookup's error). Any thread. */
+int sl_percpu_array_each(int map_fd, uint32_t nelem, size_t value_size, int ncpus, uint32_t chunk,
+			 int (*fn)(void *ctx, uint32_t idx, const void *vals), void *ctx);
+
 /* Emit one event of ops->kinds[kind] (poll-loop thread). fields (stolen
  * reference) holds the module's declared fields; the pipeline adds the
  * common ones, attributes the subject, counts it and stores it. ts_mono_ns

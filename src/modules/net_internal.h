@@ -63,6 +63,21 @@ struct net_nsent {
 	UT_hash_handle hh;
 };
 
+/* pid -> its netns inode as last read (net_ns.c): a pid's
+ * /proc/<pid>/ns/net link is read when the pid first shows up and again
+ * every NET_NS_RECHECK_TICKS (a process can move: runc init unshares before
+ * it execs the container's process), not every tick for every process. */
+struct net_pident {
+	int pid;            /* hash key */
+	uint32_t ino;       /* 0: unreadable (gone, or not ours to read) */
+	uint64_t seen_tick; /* in /proc at this tick */
+	uint64_t first_tick; /* first seen (read again the next 2 ticks: a
+			      * child between clone and setns(2) is still in
+			      * its parent's netns) */
+	UT_hash_handle hh;
+};
+#define NET_NS_RECHECK_TICKS 10
+
 /* One container's (or the host's) cumulative figures (poll loop). */
 struct net_series {
 	char id[SL_CONTAINER_ID_LEN]; /* hash key; "" = host */
@@ -130,6 +145,7 @@ struct net_priv {
 	struct net_series *series;
 	unsigned nseries;
 	struct net_nsent *ns;
+	struct net_pident *pids;
 	struct sl_net_tcp *pcpu_tcp;
 	uint64_t *pcpu_u64;
 	struct sl_net_softirq *pcpu_sirq;
@@ -140,7 +156,8 @@ struct net_priv {
 /* net_ns.c (poll loop): walk /proc, map every non-host netns to a task of
  * it (preferring one whose cgroup is a container's), drop netns no task is
  * in any more; with read_files, read each mapped netns' netstat, snmp and
- * dev files (and the host's) into its fig. */
+ * dev files (and the host's) into its fig. A pid's netns link is read when
+ * it is new and every NET_NS_RECHECK_TICKS ticks (struct net_pident). */
 void net_ns_refresh(struct net_priv *np, int read_files, unsigned max_devs);
 /* The entry of netns ino, or NULL. */
 struct net_nsent *net_ns_find(struct net_priv *np, uint32_t ino);

@@ -196,6 +196,9 @@ void net_ns_refresh(struct net_priv *np, int read_files, unsigned max_devs)
 	struct net_nsent *e, *tmp;
 	uint64_t tick = np->tick_no;
 
+	struct net_pident *pe, *pt;
+	int recheck = tick % NET_NS_RECHECK_TICKS == 1;
+
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
@@ -204,7 +207,21 @@ void net_ns_refresh(struct net_priv *np, int read_files, unsigned max_devs)
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid = atoi(de->d_name);
-		if (pid <= 0 || !(ino = netns_of(pid)) || ino == np->host_netns)
+		if (pid <= 0)
+			continue;
+		HASH_FIND_INT(np->pids, &pid, pe);
+		if (!pe && (pe = calloc(1, sizeof(*pe)))) {
+			pe->pid = pid;
+			pe->ino = netns_of(pid);
+			pe->first_tick = tick;
+			HASH_ADD_INT(np->pids, pid, pe);
+		} else if (pe && (recheck || tick - pe->first_tick <= 2)) {
+			pe->ino = netns_of(pid);
+		}
+		if (pe)
+			pe->seen_tick = tick;
+		ino = pe ? pe->ino : netns_of(pid);
+		if (!ino || ino == np->host_netns)
 			continue;
 		e = net_ns_find(np, ino);
 		if (!e) {
@@ -221,6 +238,12 @@ void net_ns_refresh(struct net_priv *np, int read_files, unsigned max_devs)
 		e->seen_tick = tick;
 	}
 	closedir(d);
+	HASH_ITER(hh, np->pids, pe, pt) {
+		if (pe->seen_tick != tick) {
+			HASH_DEL(np->pids, pe);
+			free(pe);
+		}
+	}
 	HASH_ITER(hh, np->ns, e, tmp) {
 		if (e->seen_tick != tick) {
 			HASH_DEL(np->ns, e);
@@ -236,8 +259,14 @@ void net_ns_free_all(struct net_priv *np)
 {
 	struct net_nsent *e, *tmp;
 
+	struct net_pident *pe, *pt;
+
 	HASH_ITER(hh, np->ns, e, tmp) {
 		HASH_DEL(np->ns, e);
 		free(e);
+	}
+	HASH_ITER(hh, np->pids, pe, pt) {
+		HASH_DEL(np->pids, pe);
+		free(pe);
 	}
 }

@@ -513,11 +513,43 @@ static void irq_names_read(struct stall_priv *sp)
 	}
 }
 
+struct irq_read {
+	struct stall_priv *sp;
+	struct stall_snap *s;
+	int nc;
+};
+
+/* One IRQ's per-CPU histograms (sl_percpu_array_each): summed, kept when
+ * it fired. */
+static int irq_one(void *ctx, uint32_t i, const void *vals)
+{
+	struct irq_read *r = ctx;
+	const struct sl_stall_hist *hv = vals;
+	struct stall_snap_irq *o = &r->s->irqs[r->s->nirq];
+	uint64_t cnt = 0;
+
+	if (i >= SL_STALL_MAX_IRQS)
+		return 0;
+	memset(o, 0, sizeof(*o));
+	for (int c = 0; c < r->nc; c++) {
+		for (unsigned k = 0; k < SL_STALL_SLOTS; k++)
+			o->h.slots[k] += hv[c].slots[k];
+		o->h.sum_ns += hv[c].sum_ns;
+	}
+	for (unsigned k = 0; k < SL_STALL_SLOTS; k++)
+		cnt += o->h.slots[k];
+	if (!cnt)
+		return 0;
+	o->irq = i;
+	snprintf(o->name, sizeof(o->name), "%s", r->sp->irq_names[i]);
+	r->s->nirq++;
+	return 0;
+}
+
 static struct stall_snap *build_snap(struct stall_priv *sp)
 {
 	int nc = sp->ncpus;
 	struct stall_snap *s = calloc(1, sizeof(*s));
-	struct sl_stall_hist *hv = NULL;
 	struct stall_series *se, *tmp;
 	int ffd, hfd, sfd;
 
@@ -529,9 +561,7 @@ static struct stall_snap *build_snap(struct stall_priv *sp)
 	s->stats = calloc((size_t)nc * SL_STST_MAX, sizeof(*s->stats));
 	s->irqs = calloc(SL_STALL_MAX_IRQS, sizeof(*s->irqs));
 	s->series = calloc(HASH_COUNT(sp->series) + 1, sizeof(*s->series));
-	hv = calloc((size_t)nc, sizeof(*hv));
-	if (!s->softirq || !s->stats || !s->irqs || !s->series || !hv) {
-		free(hv);
+	if (!s->softirq || !s->stats || !s->irqs || !s->series) {
 		stall_snap_free(&s->base);
 		return NULL;
 	}
@@ -558,27 +588,10 @@ static struct stall_snap *build_snap(struct stall_priv *sp)
 				s->stats[(size_t)c * SL_STST_MAX + i] = v[c];
 		}
 	}
-	for (uint32_t i = 0; i < SL_STALL_MAX_IRQS; i++) {
-		struct stall_snap_irq *o = &s->irqs[s->nirq];
-		uint64_t cnt = 0;
-		memset(hv, 0, sizeof(*hv) * (size_t)nc);
-		if (bpf_map_lookup_elem(hfd, &i, hv))
-			continue;
-		memset(o, 0, sizeof(*o));
-		for (int c = 0; c < nc; c++) {
-			for (unsigned k = 0; k < SL_STALL_SLOTS; k++)
-				o->h.slots[k] += hv[c].slots[k];
-			o->h.sum_ns += hv[c].sum_ns;
-		}
-		for (unsigned k = 0; k < SL_STALL_SLOTS; k++)
-			cnt += o->h.slots[k];
-		if (!cnt)
-			continue;
-		o->irq = i;
-		snprintf(o->name, sizeof(o->name), "%s", sp->irq_names[i]);
-		s->nirq++;
+	{
+		struct irq_read r = { .sp = sp, .s = s, .nc = nc };
+		sl_percpu_array_each(hfd, SL_STALL_MAX_IRQS, sizeof(struct sl_stall_hist), nc, 128, irq_one, &r);
 	}
-	free(hv);
 	HASH_ITER(hh, sp->series, se, tmp) {
 		struct stall_snap_series *o = &s->series[s->nseries++];
 		o->at = se->at;
