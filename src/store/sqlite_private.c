@@ -20,6 +20,32 @@ int sl_sqlite_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
 	return 0;
 }
 
+const char *sl_store_dir_refusal(const char *path)
+{
+	static _Thread_local char why[160];
+	char dir[4096];
+	struct stat st;
+	const char *sl = path ? strrchr(path, '/') : NULL;
+	if (!sl)
+		snprintf(dir, sizeof(dir), ".");
+	else if (sl == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(sl - path), path);
+	if (stat(dir, &st)) {
+		snprintf(why, sizeof(why), "cannot be read: %s", strerror(errno));
+		return why;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return "is not a directory";
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		return "is owned by another user";
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return "is writable by group or others (others could plant the database's side files; "
+		       "use a directory only this user can write, e.g. chmod 700)";
+	return NULL;
+}
+
 sqlite3 *sl_sqlite_open_private(const char *path, const char *schema_sql, char *err, size_t errlen)
 {
 	char dir[1024];
@@ -37,6 +63,11 @@ sqlite3 *sl_sqlite_open_private(const char *path, const char *schema_sql, char *
 			snprintf(err, errlen, "%s: cannot create its directory: %s", path, strerror(errno));
 			return NULL;
 		}
+	}
+	const char *dwhy = sl_store_dir_refusal(path);
+	if (dwhy) {
+		snprintf(err, errlen, "%s: refusing its directory: it %s", path, dwhy);
+		return NULL;
 	}
 	int cfd = open(path, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
 	if (cfd >= 0)

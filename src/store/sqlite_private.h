@@ -8,7 +8,8 @@
 #include <stddef.h>
 
 /* Open (creating it) the SQLite database at path for the agent alone:
- *   - its directory is made 0700 when missing (one level);
+ *   - its directory is made 0700 when missing (one level), and must pass
+ *     sl_store_dir_refusal;
  *   - the file is created 0600 with O_CREAT|O_EXCL|O_NOFOLLOW before SQLite
  *     opens it (SQLITE_OPEN_NOFOLLOW too: never through a planted symlink);
  *   - an existing file must be a regular file owned by the effective uid
@@ -22,6 +23,16 @@
  *     migrations; NULL for none).
  * Returns the handle, or NULL with err filled ("<path>: <reason>"). */
 sqlite3 *sl_sqlite_open_private(const char *path, const char *schema_sql, char *err, size_t errlen);
+
+/* Why the directory holding the file at path must not hold the agent's
+ * files, or NULL when it may: it must be a directory owned by the
+ * effective uid or root that neither group nor others can write, sticky or
+ * not (in a directory others can write they can plant SQLite's side files,
+ * <path>-wal / -shm / -journal, between our check and SQLite's own open,
+ * and have the agent write argv and stacks into files they own).
+ * "cannot be read: <errno text>" when stat fails. The reason is a static
+ * string or held in a thread-local buffer. */
+const char *sl_store_dir_refusal(const char *path);
 
 /* sqlite3_exec(sql) with its error message copied to err (when err is not
  * NULL). Returns 0 or -1. */

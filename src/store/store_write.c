@@ -1,5 +1,6 @@
 /* Embedded store, write side: open/close, schema, the bounded submit
  * queue, flush and stats. The writer thread is in store_writer.c. */
+#include "store/sqlite_private.h"
 #include "store/store_internal.h"
 
 #include "common/log.h"
@@ -246,6 +247,11 @@ int sl_store_db_open(struct sl_store *s, char *err, size_t errlen)
 	if (rc) {
 		snprintf(err, errlen, "store: creating the directory of %s: %s", s->path,
 			 strerror(-rc));
+		return -1;
+	}
+	const char *dwhy = sl_store_dir_refusal(s->path);
+	if (dwhy) {
+		snprintf(err, errlen, "store: refusing the directory of %s: it %s", s->path, dwhy);
 		return -1;
 	}
 	if (check_sidecars(s, err, errlen) != 0)

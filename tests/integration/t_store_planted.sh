@@ -1,10 +1,14 @@
 #!/bin/bash
-# The event store in a shared (1777) directory: a store.path that another
-# user planted, as a symlink to a file of root's or as a nobody-owned 0666
-# file, is refused: sandlensd exits 1 naming store.path and the reason, the
-# symlink's target is not turned into a database, the planted file stays
-# nobody's, unchanged, with no -wal/-shm next to it. An agent on a fresh
-# path in the same directory creates the store and its -wal/-shm 0600.
+# The event store and a shared (1777) directory. Any store.path in a
+# directory others can write is refused, sticky or not (they could plant
+# SQLite's -wal/-shm between the agent's check and SQLite's own open):
+# sandlensd exits 1 naming store.path and the directory. Files planted
+# there before the directory was made private (chmod 755) are refused too:
+# a symlink to a file of root's or a nobody-owned 0666 file: exit 1 naming
+# store.path and the reason, the symlink's target is not turned into a
+# database, the planted file stays nobody's, unchanged, with no -wal/-shm
+# next to it. An agent on a fresh path in the private directory creates the
+# store and its -wal/-shm 0600.
 source "$(dirname "$0")/../lib/common.sh"
 sl_init
 sl_require_agent_env
@@ -24,12 +28,23 @@ run_agent() {
 	rc=$?
 }
 
+# --- any path in the shared directory: refused for the directory
+run_agent "$shared/new.db"
+assert_eq "agent on a path in a 1777 directory: exit status" 1 "$rc"
+grep -q "store.path $shared/new.db: .*writable by group or others" "$log" ||
+	fail "no message naming store.path and the writable directory: $(cat "$log")"
+[ -e "$shared/new.db" ] && fail "a database was created in the 1777 directory"
+echo "ok - a store in a directory others can write was refused"
+
 # --- a symlink to root's (empty) file: SQLite would make it a database
 : >"$SL_TMP/empty_important"
 chmod 600 "$SL_TMP/empty_important"
 sum0=$(sha256sum <"$SL_TMP/empty_important")
 setpriv --reuid=65534 --regid=65534 --clear-groups ln -s "$SL_TMP/empty_important" "$shared/evx.db" ||
 	fail "nobody could not plant the symlink"
+setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "touch '$shared/ev.db' && chmod 666 '$shared/ev.db'" ||
+	fail "nobody could not plant the file"
+chmod 755 "$shared" # private from now on; what was planted stays
 run_agent "$shared/evx.db"
 assert_eq "agent on a planted symlink: exit status" 1 "$rc"
 grep -q "store.path $shared/evx.db: .*symbolic link" "$log" || fail "no message naming store.path and the symlink: $(cat "$log")"
@@ -39,8 +54,6 @@ assert_eq "the symlink's target (owner mode size)" "0 600 0 $sum0" \
 echo "ok - a planted symlink was refused; its target is unchanged"
 
 # --- a nobody-owned 0666 file
-setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "touch '$shared/ev.db' && chmod 666 '$shared/ev.db'" ||
-	fail "nobody could not plant the file"
 run_agent "$shared/ev.db"
 assert_eq "agent on a nobody-owned 0666 file: exit status" 1 "$rc"
 grep -q "store.path $shared/ev.db: .*owned by another user" "$log" || fail "no message naming store.path and the owner: $(cat "$log")"
@@ -50,7 +63,7 @@ for f in "$shared/ev.db-wal" "$shared/ev.db-shm"; do
 done
 echo "ok - a nobody-owned 0666 file was refused and left as it was"
 
-# --- a fresh path in the same directory: created, private
+# --- a fresh path in the (now private) directory: created, private
 cfg="$SL_TMP/fresh.yaml"
 sed "s|path: $SL_DB|path: $shared/fresh.db|" "$SL_CONFIG" >"$cfg"
 printf 'tasks:\n  store_path: %s\n' "$SL_TMP/tasks.db" >>"$cfg"
@@ -69,4 +82,4 @@ for f in "$shared/fresh.db" "$shared/fresh.db-wal" "$shared/fresh.db-shm"; do
 done
 kill -INT "$pid"
 wait "$pid"
-echo "ok - a fresh store in the shared directory and its -wal/-shm are 0600"
+echo "ok - a fresh store in the private directory and its -wal/-shm are 0600"

@@ -95,6 +95,39 @@ static void test_refused(void **state)
 	assert_null(sl_sqlite_open_private("", NULL, err, sizeof(err)));
 }
 
+/* A directory others can write (sticky or not): refused, nothing created
+ * in it; the same directory made private: accepted. */
+static void test_shared_dir(void **state)
+{
+	(void)state;
+	char d[120], p[200], err[300];
+	snprintf(d, sizeof(d), "%s/shared", tdir);
+	assert_int_equal(mkdir(d, 0700), 0);
+	snprintf(p, sizeof(p), "%s/x.db", d);
+	const mode_t modes[] = { 01777, 0777, 0770, 0720 };
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		assert_int_equal(chmod(d, modes[i]), 0);
+		assert_null(sl_sqlite_open_private(p, NULL, err, sizeof(err)));
+		assert_non_null(strstr(err, "refusing its directory"));
+		assert_non_null(strstr(err, "writable by group or others"));
+		assert_int_not_equal(access(p, F_OK), 0);
+		assert_non_null(sl_store_dir_refusal(p));
+	}
+	assert_int_equal(chmod(d, 0755), 0);
+	assert_null(sl_store_dir_refusal(p));
+	sqlite3 *db = sl_sqlite_open_private(p, NULL, err, sizeof(err));
+	assert_non_null(db);
+	sqlite3_close(db);
+	/* another user's directory (root only can make one) */
+	if (geteuid() == 0) {
+		assert_int_equal(chown(d, 65534, 65534), 0);
+		assert_string_equal(sl_store_dir_refusal(p), "is owned by another user");
+	}
+	/* no directory part: the working directory; a missing one */
+	assert_null(sl_store_dir_refusal("/x.db"));
+	assert_non_null(strstr(sl_store_dir_refusal("/nonexistent-sl/x.db"), "cannot be read"));
+}
+
 int main(void)
 {
 	snprintf(tdir, sizeof(tdir), "/tmp/sl-sqlp-XXXXXX");
@@ -103,6 +136,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_shared_dir),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[128];
