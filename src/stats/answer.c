@@ -237,6 +237,26 @@ int sl_stats_answer(const struct sl_stats_snap *s, const char *id, struct sl_sta
 		return err_reply(r, 503, "FAILED_PRECONDITION", "collector_not_ready",
 				 "the statistics collector has not completed a pass yet");
 	const struct sl_stats_wl *w = sl_stats_snap_find(s, id);
+	if (!w && strlen(id) >= SL_STATS_MIN_PREFIX) {
+		/* a unique prefix, as docker and crictl take one (the 12-hex
+		 * short id the CLI prints) */
+		size_t plen = strlen(id);
+		for (size_t i = 0; i < s->nwl; i++) {
+			if (strncmp(s->wl[i].id, id, plen))
+				continue;
+			if (!w) {
+				w = &s->wl[i];
+			} else if (strcmp(w->id, s->wl[i].id)) {
+				snprintf(msg, sizeof(msg),
+					 "workload id prefix %s matches more than one workload (%.12s..., %.12s...): "
+					 "give more characters",
+					 id, w->id, s->wl[i].id);
+				return err_reply(r, 400, "INVALID_ARGUMENT", "ambiguous_id", msg);
+			}
+		}
+		if (w)
+			id = w->id;
+	}
 	if (w && w->state == SL_WLS_READY)
 		return json_reply(r, sl_stats_wl_json(s, w));
 	if (w && w->state == SL_WLS_NO_CGROUP) {

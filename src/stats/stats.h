@@ -206,6 +206,9 @@ void sl_stats_snap_free(struct sl_stats_snap *s);
 /* The workload named id: pod uid first, then sandbox id, then container id.
  * NULL when none. */
 const struct sl_stats_wl *sl_stats_snap_find(const struct sl_stats_snap *s, const char *id);
+/* The shortest workload id prefix sl_stats_answer resolves (to the one
+ * workload whose id starts with it; two or more: 400 ambiguous_id). */
+#define SL_STATS_MIN_PREFIX 4
 
 /* 1 when id is a well-formed workload id: 1..79 bytes of [A-Za-z0-9_.+-],
  * not starting with '.' or '-'. */
@@ -274,8 +277,11 @@ struct sl_stats_reply {
 	size_t len;
 };
 
-/* The answer for id given the snapshot s (NULL = no pass completed yet):
- *   400 INVALID_ARGUMENT      malformed id
+/* The answer for id (a workload id, or a unique prefix of at least
+ * SL_STATS_MIN_PREFIX characters) given the snapshot s (NULL = no pass
+ * completed yet):
+ *   400 INVALID_ARGUMENT      malformed id; reason "ambiguous_id": a prefix
+ *                             of two or more workloads
  *   503 FAILED_PRECONDITION   reason "collector_not_ready": no snapshot yet
  *   200                       the workload's figures
  *   409 FAILED_PRECONDITION   reason "no_cgroup": it exists (pod cgroup, runc

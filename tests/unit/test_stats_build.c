@@ -213,6 +213,33 @@ static void test_pod_sum(void **state)
 	assert_string_equal(code(j), "FAILED_PRECONDITION");
 	assert_string_equal(reason(j), "unreadable");
 	json_decref(j);
+
+	/* a unique prefix (the CLI's 12-hex short id): that workload, under
+	 * its full id */
+	j = answer(s, "aaaaaaaaaaaa", 200);
+	assert_string_equal(json_string_value(json_object_get(j, "kind")), "container");
+	assert_int_equal(num(j, "memory_peak_bytes"), 150000);
+	json_decref(j);
+	j = answer(s, "0a1b2c3d", 200); /* the pod's uid */
+	assert_string_equal(json_string_value(json_object_get(j, "kind")), "pod");
+	json_decref(j);
+	j = answer(s, "cccc", 503); /* the shortest prefix taken */
+	assert_string_equal(reason(j), "unreadable");
+	json_decref(j);
+	j = answer(s, "ccc", 404); /* shorter: not a prefix lookup */
+	json_decref(j);
+	j = answer(s, "aaaab", 404); /* no workload starts with it */
+	json_decref(j);
+	sl_stats_snap_free(s);
+
+	/* a prefix of two workloads: 400 ambiguous_id naming both */
+	v2ctr(PODDIR "/aaaaaaaaaaaa1111111111111111111111111111111111111111111111111111", 1, 1, 1, 1);
+	s = build(NULL, 0);
+	j = answer(s, "aaaaaaaaaaaa", 400);
+	assert_string_equal(reason(j), "ambiguous_id");
+	json_decref(j);
+	j = answer(s, "aaaaaaaaaaaaa", 200); /* one more character: unique */
+	json_decref(j);
 	sl_stats_snap_free(s);
 }
 
