@@ -404,77 +404,162 @@ static void slots_vanished(struct sched_priv *sp)
 	}
 }
 
+/* One cgroup key's sched_hist slot idx, its per-CPU values in sp->pcpu:
+ * neighbours, deltas into its series. */
+static void hist_one(struct sched_priv *sp, const struct sl_sched_key *kp, uint32_t idx, uint64_t epoch)
+{
+	struct sl_sched_hist sum;
+	uint64_t mx, d[SL_SCHED_SLOTS];
+	struct sched_key *ks;
+	struct sl_sched_key key = *kp;
+
+	for (int c = 0; c < sp->ncpus; c++)
+		for (int i = 0; i < SL_SCHED_NB_SLOTS; i++) {
+			const struct sl_sched_nb *nb = &sp->pcpu[c].nb[i];
+			if (nb->count)
+				pair_accum(sp, &key, &nb->key, nb->wait_ns, nb->count);
+		}
+	sl_sched_fold_cpus(sp->pcpu, sp->ncpus, epoch, &sum, &mx);
+	if (!(ks = key_get(sp, &key)))
+		return;
+	if (ks->slot1 && ks->slot1 != idx + 1)
+		sched_slot_release(sp, ks->slot1 - 1); /* re-created under a new slot */
+	ks->slot1 = idx + 1;
+	ks->seen_tick = sp->tick_no;
+	ks->hist_tick = sp->tick_no;
+	if (!ks->in_hist)
+		memset(&ks->last, 0, sizeof(ks->last));
+	uint64_t cur[SL_SCHED_SLOTS], last[SL_SCHED_SLOTS];
+	for (unsigned k = 0; k < SL_SCHED_SLOTS; k++) {
+		cur[k] = sum.slots[k];
+		last[k] = ks->last.slots[k];
+	}
+	int reset = sl_sched_delta(cur, last, d);
+	uint64_t dsum = reset || sum.sum_ns < ks->last.sum_ns ? sum.sum_ns : sum.sum_ns - ks->last.sum_ns;
+	uint64_t dcls[3];
+	for (int i = 0; i < 3; i++)
+		dcls[i] = reset || sum.class_ns[i] < ks->last.class_ns[i] ? sum.class_ns[i]
+								: sum.class_ns[i] - ks->last.class_ns[i];
+	ks->last = sum;
+	ks->in_hist = 1;
+	if (!ks->s && ks->resolved_tick + RERESOLVE_TICKS <= sp->tick_no)
+		key_resolve(sp, ks);
+	else if (ks->s && (ks->s->is_host || !ks->s->names.pod[0]) &&
+		 ks->resolved_tick + RERESOLVE_TICKS <= sp->tick_no)
+		key_resolve(sp, ks); /* the host's, or a container without names yet */
+	struct sched_series *s = ks->s;
+	if (!s)
+		return;
+	uint64_t cnt = sl_sched_count(d);
+	for (unsigned k = 0; k < SL_SCHED_SLOTS; k++) {
+		s->slots[k] += d[k];
+		s->iv_slots[k] += d[k];
+	}
+	s->sum_ns += dsum;
+	s->iv_sum_ns += dsum;
+	for (int i = 0; i < 3; i++) {
+		s->class_ns[i] += dcls[i];
+		s->iv_class_ns[i] += dcls[i];
+	}
+	if (cnt && mx > s->iv_max_ns)
+		s->iv_max_ns = mx;
+	if (cnt)
+		s->last_active_tick = sp->tick_no;
+}
+
+struct hist_read {
+	struct sched_priv *sp;
+	uint64_t epoch;
+	const struct sl_sched_key *keys;
+	const int32_t *rev; /* slot -> index in keys, -1 none */
+	uint64_t n;
+};
+
+static int hist_slot(void *ctx, uint32_t idx, const void *vals)
+{
+	struct hist_read *r = ctx;
+	int32_t at = r->rev[idx];
+	if (at < 0)
+		return 0;
+	memcpy(r->sp->pcpu, vals, sizeof(*r->sp->pcpu) * (size_t)r->sp->ncpus);
+	r->n++;
+	hist_one(r->sp, &r->keys[at], idx, r->epoch);
+	return 0;
+}
+
+/* sched_slot (cgroup key -> slot) read whole: BPF_MAP_LOOKUP_BATCH, or
+ * one get_next_key + lookup per key where the kernel has no batch
+ * operations. Returns the number of pairs in keys/idx (at most max). */
+static size_t read_slot_map(int sfd, struct sl_sched_key *keys, uint32_t *idx, size_t max)
+{
+	uint32_t token = 0, count;
+	size_t n = 0;
+	int first = 1;
+
+	while (n < max) {
+		LIBBPF_OPTS(bpf_map_batch_opts, o);
+		count = (uint32_t)(max - n);
+		int e = bpf_map_lookup_batch(sfd, first ? NULL : &token, &token, keys + n, idx + n, &count, &o);
+		if (e && errno != ENOENT) {
+			if (first && errno != ENOSPC)
+				goto one_by_one;
+			break;
+		}
+		first = 0;
+		n += count;
+		if (e) /* ENOENT: every bucket read */
+			break;
+	}
+	return n;
+one_by_one:
+	n = 0;
+	struct sl_sched_key key, next, *prev = NULL;
+	while (n < max && bpf_map_get_next_key(sfd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(sfd, &key, &idx[n]))
+			continue;
+		keys[n++] = key;
+	}
+	return n;
+}
+
+/* Every cgroup key with a sched_hist slot: sched_slot read whole, then the
+ * slots in use read in batches (sl_percpu_array_each): a few bpf() calls a
+ * tick instead of three per cgroup. */
 static void read_hist(struct sched_priv *sp, uint64_t epoch)
 {
 	int fd = bpf_map__fd(sp->skel->maps.sched_hist), sfd = bpf_map__fd(sp->skel->maps.sched_slot);
-	struct sl_sched_key key, next, *prev = NULL;
-	uint64_t n = 0;
+	size_t max = bpf_map__max_entries(sp->skel->maps.sched_slot);
+	uint32_t nslots = bpf_map__max_entries(sp->skel->maps.sched_hist);
+	struct sl_sched_key *keys = calloc(max ? max : 1, sizeof(*keys));
+	uint32_t *idx = calloc(max ? max : 1, sizeof(*idx));
+	int32_t *rev = calloc(nslots ? nslots : 1, sizeof(*rev));
+	struct hist_read r = { .sp = sp, .epoch = epoch };
 
-	while (bpf_map_get_next_key(sfd, prev, &next) == 0) {
-		struct sl_sched_hist sum;
-		uint64_t mx, d[SL_SCHED_SLOTS];
-		struct sched_key *ks;
-		uint32_t idx;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(sfd, &key, &idx) || bpf_map_lookup_elem(fd, &idx, sp->pcpu))
-			continue;
-		n++;
-		for (int c = 0; c < sp->ncpus; c++)
-			for (int i = 0; i < SL_SCHED_NB_SLOTS; i++) {
-				const struct sl_sched_nb *nb = &sp->pcpu[c].nb[i];
-				if (nb->count)
-					pair_accum(sp, &key, &nb->key, nb->wait_ns, nb->count);
+	if (keys && idx && rev) {
+		size_t n = read_slot_map(sfd, keys, idx, max);
+		uint32_t top = 0;
+		for (uint32_t i = 0; i < nslots; i++)
+			rev[i] = -1;
+		for (size_t i = 0; i < n; i++)
+			if (idx[i] < nslots) {
+				rev[idx[i]] = (int32_t)i;
+				if (idx[i] + 1 > top)
+					top = idx[i] + 1;
 			}
-		sl_sched_fold_cpus(sp->pcpu, sp->ncpus, epoch, &sum, &mx);
-		if (!(ks = key_get(sp, &key)))
-			continue;
-		if (ks->slot1 && ks->slot1 != idx + 1)
-			sched_slot_release(sp, ks->slot1 - 1); /* re-created under a new slot */
-		ks->slot1 = idx + 1;
-		ks->seen_tick = sp->tick_no;
-		ks->hist_tick = sp->tick_no;
-		if (!ks->in_hist)
-			memset(&ks->last, 0, sizeof(ks->last));
-		uint64_t cur[SL_SCHED_SLOTS], last[SL_SCHED_SLOTS];
-		for (unsigned k = 0; k < SL_SCHED_SLOTS; k++) {
-			cur[k] = sum.slots[k];
-			last[k] = ks->last.slots[k];
-		}
-		int reset = sl_sched_delta(cur, last, d);
-		uint64_t dsum = reset || sum.sum_ns < ks->last.sum_ns ? sum.sum_ns : sum.sum_ns - ks->last.sum_ns;
-		uint64_t dcls[3];
-		for (int i = 0; i < 3; i++)
-			dcls[i] = reset || sum.class_ns[i] < ks->last.class_ns[i] ? sum.class_ns[i]
-									: sum.class_ns[i] - ks->last.class_ns[i];
-		ks->last = sum;
-		ks->in_hist = 1;
-		if (!ks->s && ks->resolved_tick + RERESOLVE_TICKS <= sp->tick_no)
-			key_resolve(sp, ks);
-		else if (ks->s && (ks->s->is_host || !ks->s->names.pod[0]) &&
-			 ks->resolved_tick + RERESOLVE_TICKS <= sp->tick_no)
-			key_resolve(sp, ks); /* the host's, or a container without names yet */
-		struct sched_series *s = ks->s;
-		if (!s)
-			continue;
-		uint64_t cnt = sl_sched_count(d);
-		for (unsigned k = 0; k < SL_SCHED_SLOTS; k++) {
-			s->slots[k] += d[k];
-			s->iv_slots[k] += d[k];
-		}
-		s->sum_ns += dsum;
-		s->iv_sum_ns += dsum;
-		for (int i = 0; i < 3; i++) {
-			s->class_ns[i] += dcls[i];
-			s->iv_class_ns[i] += dcls[i];
-		}
-		if (cnt && mx > s->iv_max_ns)
-			s->iv_max_ns = mx;
-		if (cnt)
-			s->last_active_tick = sp->tick_no;
+		r.keys = keys;
+		r.rev = rev;
+		/* about 1 MiB of values a batch, whatever the CPU count */
+		size_t per = sizeof(*sp->pcpu) * (size_t)sp->ncpus;
+		uint32_t chunk = (uint32_t)(per >= (1u << 20) ? 1 : (1u << 20) / per);
+		if (top)
+			sl_percpu_array_each(fd, top, sizeof(*sp->pcpu), sp->ncpus, chunk, hist_slot, &r);
 	}
-	atomic_store(&sp->nkeys, n);
+	free(keys);
+	free(idx);
+	free(rev);
+	atomic_store(&sp->nkeys, r.n);
 	slots_vanished(sp);
 }
 
