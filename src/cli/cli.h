@@ -33,6 +33,8 @@ struct cli_conn {
 	const char *socket; /* unix socket path, or NULL for TCP */
 	void *curl;         /* CURL easy handle, reused (keep-alive) */
 	char auth[320];     /* "Authorization: Bearer <token>" or "" (cli_http_init) */
+	int auth_explicit;  /* the token was asked for (--token-file, SANDLENS_TOKEN_FILE) */
+	int auth_state;     /* 0 peer not checked yet, 1 the token may go, -1 it may not */
 };
 
 /* --token-file PATH (main.c, before any command runs); NULL when not given. */

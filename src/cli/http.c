@@ -1,6 +1,7 @@
 /* The CLI's one HTTP layer (cli.h): libcurl requests, buffered or streamed
  * line by line, and the error reports every command shares. */
 #include "cli/cli.h"
+#include "cli/peer_check.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -68,6 +69,7 @@ int cli_http_init(struct cli_conn *c, const char *base, const char *socket)
 {
 	memset(c, 0, sizeof(*c));
 	const char *tf = cli_token_file ? cli_token_file : getenv("SANDLENS_TOKEN_FILE");
+	c->auth_explicit = tf && *tf;
 	if (!tf || !*tf)
 		tf = CLI_DEFAULT_TOKEN_FILE;
 	char tok[260];
@@ -95,6 +97,49 @@ void cli_http_close(struct cli_conn *c)
 		curl_easy_cleanup(c->curl);
 	c->curl = NULL;
 	curl_global_cleanup();
+}
+
+/* 1 when c's token may be sent to the peer, checked once a connection:
+ *   - a unix socket: served by root or by us (SO_PEERCRED), whatever the
+ *     token's origin (a socket planted while the agent was down is not);
+ *   - TCP, a token asked for: as asked;
+ *   - TCP, the default token file found unasked: only to a loopback port
+ *     whose listener is root's or ours (/proc/net/tcp{,6}): anyone can bind
+ *     127.0.0.1:9753 while the agent is down and collect it.
+ * Otherwise the request goes without it (a reader's answers), and why is
+ * said once on stderr. */
+static int auth_may_go(struct cli_conn *c)
+{
+	uid_t u = (uid_t)-1, me = geteuid();
+	int rc;
+	if (c->auth_state)
+		return c->auth_state > 0;
+	c->auth_state = 1;
+	if (c->socket) {
+		rc = cli_socket_peer_uid(c->socket, &u);
+		if (rc || (u != 0 && u != me)) {
+			c->auth_state = -1;
+			if (rc)
+				fprintf(stderr, "sandlens: not sending the API token: cannot check who serves %s: %s\n",
+					c->socket, strerror(-rc));
+			else
+				fprintf(stderr, "sandlens: not sending the API token: %s is served by uid %u, not root\n",
+					c->socket, (unsigned)u);
+		}
+	} else if (!c->auth_explicit) {
+		rc = cli_tcp_listener_uid("/proc", c->base, &u);
+		if (rc || (u != 0 && u != me)) {
+			c->auth_state = -1;
+			fprintf(stderr,
+				"sandlens: not sending the token of %s to %s: %s (give --token-file to send it)\n",
+				CLI_DEFAULT_TOKEN_FILE, c->base,
+				rc == -EINVAL	? "not a loopback address, its listener cannot be checked"
+				: rc == -ENOENT ? "nothing listens there"
+				: rc		? "listeners of different users share the port"
+						: "its listener is not root's");
+		}
+	}
+	return c->auth_state > 0;
 }
 
 /* 1 when an agent accepts connections on the unix socket at path (a stale
@@ -234,7 +279,7 @@ static int perform(struct cli_conn *c, const char *method, const char *path, con
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "sandlens-cli");
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-	if (c->auth[0])
+	if (c->auth[0] && auth_may_go(c))
 		hdrs = curl_slist_append(hdrs, c->auth);
 	if (x->hdr)
 		hdrs = curl_slist_append(hdrs, x->hdr);

@@ -21,6 +21,7 @@
 #include "cli/gen.c"
 #include "cli/term.c"
 #include "cli/http.c"
+#include "cli/peer_check.c"
 #include "cli/format.c"
 #include "cli/schema.c"
 
