@@ -5,6 +5,7 @@
  * is ready, reloading and stopping. */
 #include "common/version.h"
 #include "agent/agent.h"
+#include "store/sqlite_private.h"
 #include "auto/auto.h"
 #include "agent/container_events.h"
 #include "agent/pressure_rt.h"
@@ -106,6 +107,13 @@ static int file_lock(const char *what, const char *file, const char *key, char *
 	int fd;
 
 	char real[PATH_MAX];
+	/* before anything is created: not through another user's symlink, not
+	 * in (or under) a directory others can write */
+	const char *dwhy = sl_store_dir_refusal(file);
+	if (dwhy) {
+		snprintf(err, errlen, "%s %.200s: refusing its directory: it %s", key, file, dwhy);
+		return -1;
+	}
 	mkdir_parent(file);
 	if (!sl_path_resolve(file, real, sizeof(real))) {
 		snprintf(err, errlen, "%s: cannot resolve %.200s: %s", key, file, strerror(errno));
