@@ -8,6 +8,7 @@
  * the mutex (tested: tests/unit/test_stats_collector.c). */
 #include "stats/stats.h"
 #include "stats/guest.h"
+#include "cgroup/cgfd.h"
 #include "cgroup/runc_state.h"
 #include "common/log.h"
 #include "common/prom.h"
@@ -36,6 +37,7 @@ struct sl_stats {
 	struct sl_stats_mounts mounts;
 	struct sl_runc_index *runc;
 	struct sl_guest *guest; /* the guest-agent source, NULL = disabled */
+	struct sl_cgfd_cache *fds; /* cgroup descriptors kept across passes (under mu) */
 	int own_runc; /* runc made here (no shared one given) */
 	pthread_mutex_t mu; /* held for a whole pass; never taken by readers */
 	struct sl_stats_snap *cur; /* RCU-protected */
@@ -97,6 +99,9 @@ struct sl_stats *sl_stats_new(const struct sl_stats_config *cfg)
 	if (cfg->guest)
 		c->guest = sl_guest_new(cfg->guest);
 	c->cfg.guest = NULL;
+	/* NULL (out of memory, or a budget of 0) reads by path every pass */
+	size_t max_fds = sl_cgfd_default_max();
+	c->fds = max_fds ? sl_cgfd_cache_new(max_fds) : NULL;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->wmu, NULL);
 	pthread_condattr_t ca;
@@ -104,11 +109,11 @@ struct sl_stats *sl_stats_new(const struct sl_stats_config *cfg)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->wcv, &ca);
 	pthread_condattr_destroy(&ca);
-	sl_info(MOD, "cgroup v2 %s, v1 memory %s cpu %s cpuacct %s blkio %s pids %s; reader v%d",
+	sl_info(MOD, "cgroup v2 %s, v1 memory %s cpu %s cpuacct %s blkio %s pids %s; reader v%d; up to %zu descriptors kept",
 		c->mounts.v2[0] ? c->mounts.v2 : "-", c->mounts.memory[0] ? c->mounts.memory : "-",
 		c->mounts.cpu[0] ? c->mounts.cpu : "-", c->mounts.cpuacct[0] ? c->mounts.cpuacct : "-",
 		c->mounts.blkio[0] ? c->mounts.blkio : "-", c->mounts.pids[0] ? c->mounts.pids : "-",
-		c->mounts.use_v2 ? 2 : 1);
+		c->mounts.use_v2 ? 2 : 1, c->fds ? max_fds : 0);
 	return c;
 }
 
@@ -125,6 +130,7 @@ int sl_stats_collect_now(struct sl_stats *c)
 		.runc_root = c->cfg.runc_root,
 		.max_containers = c->cfg.max_containers,
 		.gone_grace_ns = grace,
+		.fd_cache = c->fds,
 	};
 
 	pthread_mutex_lock(&c->mu);
@@ -235,6 +241,7 @@ void sl_stats_free(struct sl_stats *c)
 	if (c->own_runc)
 		sl_runc_index_free(c->runc);
 	sl_guest_free(c->guest);
+	sl_cgfd_cache_free(c->fds);
 	pthread_mutex_destroy(&c->mu);
 	pthread_mutex_destroy(&c->wmu);
 	pthread_cond_destroy(&c->wcv);

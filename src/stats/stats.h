@@ -242,6 +242,9 @@ struct sl_stats_build_opts {
 	/* Kubernetes names: where the runtimes keep their state; NULL = no
 	 * names looked up */
 	const struct sl_k8s_roots *k8s_roots;
+	/* descriptors kept across passes (cgroup/cgfd.h; NULL = open every
+	 * file by path each pass); used only by the pass's thread */
+	struct sl_cgfd_cache *fd_cache;
 };
 
 /* One full pass: walk, read, group, epochs relative to prev (may be NULL),
