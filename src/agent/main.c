@@ -15,9 +15,11 @@
 #include "agent/series_hist.h"
 #include "api/api.h"
 #include "api/api_auth.h"
+#include "cgroup/cgfd.h"
 #include "cgroup/k8s_names.h"
 #include "cgroup/runc_state.h"
 #include "common/log.h"
+#include "common/nofile.h"
 #include "common/path_resolve.h"
 #include "common/timefmt.h"
 #include "store/store.h"
@@ -446,6 +448,9 @@ int main(int argc, char **argv)
 	/* Every file the agent creates is private (the store, its -wal and
 	 * -shm, which SQLite creates with the database's mode, the locks). */
 	umask(077);
+	/* room for the statistics collector's kept cgroup descriptors (half the
+	 * soft limit, at most SL_CGFD_DEFAULT_MAX: cgroup/cgfd.h) */
+	sl_nofile_raise(2 * SL_CGFD_DEFAULT_MAX + 1024);
 
 	while ((o = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (o) {

@@ -371,7 +371,9 @@ int sl_cgstat_spec_v1_text(const struct sl_cgspec_v1_text *in, struct sl_cgstat_
  * {cpu,memory,io}.pressure, io.stat, pids.{current,max}, and the spec files
  * cpu.{max,weight}, memory.{min,swap.max}. A file that is
  * missing or unreadable leaves its figures unknown. Zeroes *out, sets
- * version = 2. Returns 0 if the directory could be opened (even if no file
+ * version = 2. Files are opened O_NONBLOCK | O_NOFOLLOW and read only when
+ * they are regular files (a FIFO or link in a delegated or fixture tree
+ * leaves its figures unknown). Returns 0 if the directory could be opened (even if no file
  * was readable: check files_read / known bits), -ENOENT if the directory
  * does not exist (cgroup not created yet or removed), other -errno from
  * open(2), -EINVAL for a NULL/empty path. */
@@ -396,5 +398,22 @@ struct sl_cgstat_v1_dirs {
  * Returns 0 if at least one given directory could be opened, -ENOENT if
  * none exists, -EINVAL when dirs is NULL or names no directory. */
 int sl_cgstat_read_v1(const struct sl_cgstat_v1_dirs *dirs, long clk_tck, struct sl_cgstat *out);
+
+/* The same readers through a descriptor cache (cgfd.h; NULL = the plain
+ * readers above): directories and files stay open across calls and are
+ * re-read with pread at offset 0. ino / ino_memory / ino_unified: the
+ * directory's st_ino as the caller's walk saw it (0 = unknown): a kept
+ * directory opened on another inode (a cgroup re-created under the same
+ * name) is dropped and the path opened again. When a kept descriptor shows
+ * its cgroup is gone (ENODEV/ENOENT, or nothing readable), the entry is
+ * dropped and the whole read done once more on fresh opens, so figures
+ * never come from a removed cgroup. Same figures, files_read and returns
+ * as the plain readers. */
+struct sl_cgfd_cache;
+int sl_cgstat_read_v2_cached(struct sl_cgfd_cache *cache, const char *dir, uint64_t ino,
+			     struct sl_cgstat *out);
+int sl_cgstat_read_v1_cached(struct sl_cgfd_cache *cache, const struct sl_cgstat_v1_dirs *dirs,
+			     uint64_t ino_memory, uint64_t ino_unified, long clk_tck,
+			     struct sl_cgstat *out);
 
 #endif

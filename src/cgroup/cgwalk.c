@@ -9,7 +9,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+
+/* Filesystems whose directories count their subdirectories in st_nlink (2
+ * + subdirectories): kernfs (cgroup v1 and v2: kernfs_refresh_inode sets
+ * nlink from kn->dir.subdirs), tmpfs and ext2/3/4 (fixture trees). */
+static int nlink_counts_subdirs(int fd)
+{
+	struct statfs fs;
+	if (fstatfs(fd, &fs) != 0)
+		return 0;
+	switch ((unsigned long)fs.f_type) {
+	case 0x27e0ebUL:     /* CGROUP_SUPER_MAGIC */
+	case 0x63677270UL:   /* CGROUP2_SUPER_MAGIC */
+	case 0x01021994UL:   /* TMPFS_MAGIC */
+	case 0xEF53UL:       /* EXT2/3/4_SUPER_MAGIC */
+		return 1;
+	default:
+		return 0;
+	}
+}
 
 struct frame {
 	DIR *d;
@@ -84,6 +104,7 @@ int sl_cgwalk(const char *root, const struct sl_cgwalk_opts *o, sl_cgwalk_fn fn,
 		goto out;
 	}
 	fr[0] = (struct frame){.len = rootlen, .dev = sb.st_dev, .ino = sb.st_ino, .ctx = ctx};
+	int leaf_ok = nlink_counts_subdirs(fd);
 	if (o->visit_root) {
 		struct sl_cgwalk_ent e = {buf, buf + rootlen, "", 0, (uint64_t)sb.st_ino, fd, NULL, ctx};
 		st.dirs++;
@@ -182,6 +203,11 @@ int sl_cgwalk(const char *root, const struct sl_cgwalk_opts *o, sl_cgwalk_fn fn,
 			st.stopped = 1;
 			close(cfd);
 			break;
+		}
+		if (r == SL_CGWALK_DESCEND && leaf_ok && sb.st_nlink == 2 && sb.st_dev == fr[0].dev) {
+			st.leaves++; /* no subdirectory: nothing to list (find(1)'s leaf rule) */
+			close(cfd);
+			continue;
 		}
 		DIR *d = r == SL_CGWALK_DESCEND ? fdopendir(cfd) : NULL;
 		if (!d) {

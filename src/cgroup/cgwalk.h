@@ -9,6 +9,14 @@
  * kernel-made and has none, a fixture tree or a hostile bind mount might).
  * A directory that is the same (st_dev, st_ino) as one of its ancestors (a
  * bind mount of a cgroup onto its own descendant) is not entered.
+ * A directory with st_nlink 2 on a filesystem whose directory link count
+ * is 2 + its subdirectories (kernfs: kernfs_refresh_inode sets it from
+ * kn->dir.subdirs; tmpfs; ext2/3/4) and on the root's device has no
+ * subdirectory and is not listed (the leaf rule of find(1)): most of a
+ * cgroup tree's directories are leaves with 30-40 files each, and listing
+ * them was most of a statistics pass's getdents64 time. A subdirectory
+ * made after the fstat is seen by the next walk, as one made after the
+ * listing would be.
  *
  * Bounds, each one counted in struct sl_cgwalk_stats when it is hit:
  *   depth     SL_CGWALK_MAX_DEPTH levels below the walk root. Real
@@ -78,6 +86,8 @@ struct sl_cgwalk_stats {
 	uint64_t loops;      /* directories equal to an ancestor (not entered) */
 	uint64_t other_dev;  /* directories on another filesystem (same_dev; not entered) */
 	uint64_t unreadable; /* directories that could not be opened or read */
+	uint64_t leaves;     /* directories not listed: st_nlink 2 says they have no
+			      * subdirectory (cgroupfs, tmpfs, ext2/3/4 count them) */
 	int stopped;         /* fn returned SL_CGWALK_STOP */
 };
 

@@ -2,6 +2,7 @@
  * into workloads, carry epochs over from the previous snapshot, keep
  * tombstones. docs/STATS.md "Collector", "Workloads", "Epochs". */
 #include "stats/stats.h"
+#include "cgroup/cgfd.h"
 #include "cgroup/cgwalk.h"
 #include "cgroup/runc_state.h"
 
@@ -291,7 +292,7 @@ static void read_ctr(const struct sl_stats_build_opts *o, struct sl_stats_ctr *c
 
 	if (m->use_v2) {
 		snprintf(d[0], sizeof(d[0]), "%s%s", m->v2, c->path);
-		rc = sl_cgstat_read_v2(d[0], &c->st);
+		rc = sl_cgstat_read_v2_cached(o->fd_cache, d[0], c->ino_v2, &c->st);
 	} else {
 		const char *mnt[6] = {m->memory, m->cpu, m->cpuacct, m->blkio, m->pids, m->v2};
 		for (int i = 0; i < 6; i++)
@@ -300,7 +301,8 @@ static void read_ctr(const struct sl_stats_build_opts *o, struct sl_stats_ctr *c
 			else
 				d[i][0] = 0;
 		struct sl_cgstat_v1_dirs dirs = {d[0], d[1], d[2], d[3], d[4], d[5]};
-		rc = sl_cgstat_read_v1(&dirs, o->clk_tck, &c->st);
+		rc = sl_cgstat_read_v1_cached(o->fd_cache, &dirs, c->ino_v1, c->ino_v2, o->clk_tck,
+					      &c->st);
 	}
 	if (rc == 0 && c->st.files_read == 0)
 		rc = -ENODATA;
@@ -603,6 +605,7 @@ struct sl_stats_snap *sl_stats_build(const struct sl_stats_build_opts *o,
 	s->cg_version = o->mounts->use_v2 ? 2 : 1;
 	w.max = o->max_containers ? o->max_containers : 4096;
 
+	sl_cgfd_cache_begin_pass(o->fd_cache);
 	w.runc = o->runc ? sl_runc_index_get(o->runc) : NULL;
 	walk_hier(&w, 0, o->mounts->v2);
 	if (!o->mounts->use_v2)
@@ -652,6 +655,7 @@ struct sl_stats_snap *sl_stats_build(const struct sl_stats_build_opts *o,
 	w.runc = NULL;
 	s->root.path[0] = 0; /* mount + "" = the root directory */
 	read_ctr(o, &s->root);
+	sl_cgfd_cache_end_pass(o->fd_cache); /* closes the cgroups not read this pass */
 	machine(s);
 	if (group(s, pods, npods, prev))
 		goto oom;

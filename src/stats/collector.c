@@ -8,6 +8,7 @@
  * the mutex (tested: tests/unit/test_stats_collector.c). */
 #include "stats/stats.h"
 #include "stats/guest.h"
+#include "cgroup/cgfd.h"
 #include "cgroup/runc_state.h"
 #include "common/log.h"
 #include "common/prom.h"
@@ -36,8 +37,10 @@ struct sl_stats {
 	struct sl_stats_mounts mounts;
 	struct sl_runc_index *runc;
 	struct sl_guest *guest; /* the guest-agent source, NULL = disabled */
+	struct sl_cgfd_cache *fds; /* cgroup descriptors kept across passes (under mu) */
 	int own_runc; /* runc made here (no shared one given) */
 	pthread_mutex_t mu; /* held for a whole pass; never taken by readers */
+	pthread_mutex_t rmu; /* one on-demand rendering at a time (sl_stats_prom_get) */
 	struct sl_stats_snap *cur; /* RCU-protected */
 
 	pthread_t th;
@@ -48,6 +51,7 @@ struct sl_stats {
 
 	_Atomic unsigned slowdown;  /* pressure step 1: interval factor, 0/1 = none */
 	_Atomic uint64_t passes, failures;
+	_Atomic uint64_t render_failures; /* on-demand renderings out of memory */
 	_Atomic uint64_t render_ns; /* last pass: Prometheus text + its gzip */
 	_Atomic uint64_t prom_bytes, prom_gz_bytes;
 };
@@ -97,18 +101,22 @@ struct sl_stats *sl_stats_new(const struct sl_stats_config *cfg)
 	if (cfg->guest)
 		c->guest = sl_guest_new(cfg->guest);
 	c->cfg.guest = NULL;
+	/* NULL (out of memory, or a budget of 0) reads by path every pass */
+	size_t max_fds = sl_cgfd_default_max();
+	c->fds = max_fds ? sl_cgfd_cache_new(max_fds) : NULL;
 	pthread_mutex_init(&c->mu, NULL);
+	pthread_mutex_init(&c->rmu, NULL);
 	pthread_mutex_init(&c->wmu, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->wcv, &ca);
 	pthread_condattr_destroy(&ca);
-	sl_info(MOD, "cgroup v2 %s, v1 memory %s cpu %s cpuacct %s blkio %s pids %s; reader v%d",
+	sl_info(MOD, "cgroup v2 %s, v1 memory %s cpu %s cpuacct %s blkio %s pids %s; reader v%d; up to %zu descriptors kept",
 		c->mounts.v2[0] ? c->mounts.v2 : "-", c->mounts.memory[0] ? c->mounts.memory : "-",
 		c->mounts.cpu[0] ? c->mounts.cpu : "-", c->mounts.cpuacct[0] ? c->mounts.cpuacct : "-",
 		c->mounts.blkio[0] ? c->mounts.blkio : "-", c->mounts.pids[0] ? c->mounts.pids : "-",
-		c->mounts.use_v2 ? 2 : 1);
+		c->mounts.use_v2 ? 2 : 1, c->fds ? max_fds : 0);
 	return c;
 }
 
@@ -125,21 +133,21 @@ int sl_stats_collect_now(struct sl_stats *c)
 		.runc_root = c->cfg.runc_root,
 		.max_containers = c->cfg.max_containers,
 		.gone_grace_ns = grace,
+		.fd_cache = c->fds,
 	};
 
 	pthread_mutex_lock(&c->mu);
 	struct sl_stats_snap *prev = c->cur; /* only this mutex's holder writes it */
 	struct sl_stats_snap *s = sl_stats_build(&o, prev);
-	uint64_t r0 = mono_ns();
-	if (!s || sl_stats_render_prom(s, SL_STATS_GZ_LEVEL)) {
+	if (!s) {
 		pthread_mutex_unlock(&c->mu);
-		sl_stats_snap_free(s);
 		atomic_fetch_add(&c->failures, 1);
 		return -ENOMEM;
 	}
-	atomic_store(&c->render_ns, mono_ns() - r0);
-	atomic_store(&c->prom_bytes, s->prom->len);
-	atomic_store(&c->prom_gz_bytes, s->prom->gz.zlen);
+	/* the Prometheus text is rendered by the first /metrics request that
+	 * wants this snapshot (sl_stats_prom_get), not here: at idle, and
+	 * when scrapes are rarer than passes, most snapshots are never
+	 * scraped */
 	rcu_assign_pointer(c->cur, s);
 	atomic_fetch_add(&c->passes, 1);
 	pthread_mutex_unlock(&c->mu);
@@ -235,7 +243,9 @@ void sl_stats_free(struct sl_stats *c)
 	if (c->own_runc)
 		sl_runc_index_free(c->runc);
 	sl_guest_free(c->guest);
+	sl_cgfd_cache_free(c->fds);
 	pthread_mutex_destroy(&c->mu);
+	pthread_mutex_destroy(&c->rmu);
 	pthread_mutex_destroy(&c->wmu);
 	pthread_cond_destroy(&c->wcv);
 	free(c);
@@ -296,8 +306,26 @@ struct sl_stats_prom *sl_stats_prom_get(struct sl_stats *c)
 	if (!c)
 		return NULL;
 	rcu_read_lock();
-	const struct sl_stats_snap *s = rcu_dereference(c->cur);
-	struct sl_stats_prom *p = s ? s->prom : NULL;
+	struct sl_stats_snap *s = rcu_dereference(c->cur);
+	struct sl_stats_prom *p = s ? __atomic_load_n(&s->prom, __ATOMIC_ACQUIRE) : NULL;
+	if (s && !p) {
+		/* first reader of this snapshot: render it, once (s stays valid:
+		 * the collector frees it only after synchronize_rcu) */
+		pthread_mutex_lock(&c->rmu);
+		p = __atomic_load_n(&s->prom, __ATOMIC_ACQUIRE);
+		if (!p) {
+			uint64_t r0 = mono_ns();
+			if (sl_stats_render_prom(s, SL_STATS_GZ_LEVEL) == 0) {
+				p = __atomic_load_n(&s->prom, __ATOMIC_ACQUIRE);
+				atomic_store(&c->render_ns, mono_ns() - r0);
+				atomic_store(&c->prom_bytes, p->len);
+				atomic_store(&c->prom_gz_bytes, p->gz.zlen);
+			} else {
+				atomic_fetch_add(&c->render_failures, 1);
+			}
+		}
+		pthread_mutex_unlock(&c->rmu);
+	}
 	if (p) /* the snapshot holds a reference until after synchronize_rcu */
 		atomic_fetch_add(&p->refs, 1);
 	rcu_read_unlock();
@@ -313,10 +341,10 @@ void sl_stats_write_self_metrics(struct sl_stats *c, struct sl_prom *p)
 	const struct sl_prom_label failed[] = {{"result", "failed"}, {NULL, NULL}};
 	sl_prom_family(p, n, SL_PROM_COUNTER, "Statistics passes by result.");
 	sl_prom_u64(p, n, ok, atomic_load(&c->passes));
-	sl_prom_u64(p, n, failed, atomic_load(&c->failures));
+	sl_prom_u64(p, n, failed, atomic_load(&c->failures) + atomic_load(&c->render_failures));
 	n = "sandlens_stats_render_duration_seconds";
 	sl_prom_family(p, n, SL_PROM_GAUGE,
-		       "Rendering the last pass's Prometheus text and compressing it (gzip level 1).");
+		       "Rendering the last scraped snapshot's Prometheus text and compressing it (gzip level 1), done once per snapshot by its first scrape.");
 	sl_prom_decimal(p, n, NULL, (atomic_load(&c->render_ns) + 500) / 1000, 6);
 	n = "sandlens_stats_exposition_bytes";
 	const struct sl_prom_label id[] = {{"encoding", "identity"}, {NULL, NULL}};

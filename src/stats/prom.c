@@ -447,7 +447,7 @@ int sl_stats_render_prom(struct sl_stats_snap *s, int gz_level)
 	p->len = len;
 	if (gz_level > 0)
 		sl_gz_part_make(buf, len, gz_level, &p->gz); /* failed: gz stays empty */
-	sl_stats_prom_put(s->prom);
-	s->prom = p;
+	/* readers load it with acquire (sl_stats_prom_get renders on demand) */
+	sl_stats_prom_put(__atomic_exchange_n(&s->prom, p, __ATOMIC_ACQ_REL));
 	return 0;
 }

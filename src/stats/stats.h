@@ -245,6 +245,9 @@ struct sl_stats_build_opts {
 	/* Kubernetes names: where the runtimes keep their state; NULL = no
 	 * names looked up */
 	const struct sl_k8s_roots *k8s_roots;
+	/* descriptors kept across passes (cgroup/cgfd.h; NULL = open every
+	 * file by path each pass); used only by the pass's thread */
+	struct sl_cgfd_cache *fd_cache;
 };
 
 /* One full pass: walk, read, group, epochs relative to prev (may be NULL),
@@ -370,9 +373,12 @@ void sl_stats_write_metrics(struct sl_stats *c, struct sl_prom *p);
 /* Only the collector's own figures (sandlens_stats_collections_total,
  * sandlens_stats_render_duration_seconds, sandlens_stats_exposition_bytes). */
 void sl_stats_write_self_metrics(struct sl_stats *c, struct sl_prom *p);
-/* A reference to the current snapshot's Prometheus text, lock-free (taken
- * inside an RCU read section, so the snapshot cannot be freed under it).
- * NULL when c is NULL or no pass has completed. Put it with
+/* A reference to the current snapshot's Prometheus text, taken inside an
+ * RCU read section (the snapshot cannot be freed under it). The first call
+ * for a snapshot renders and gzips the text (sl_stats_render_prom, ~5 ms at
+ * 100 containers) under a mutex only renderers take; later calls only take
+ * the reference. NULL when c is NULL, no pass has completed, or rendering
+ * ran out of memory (counted as a failed collection). Put it with
  * sl_stats_prom_put. */
 struct sl_stats_prom *sl_stats_prom_get(struct sl_stats *c);
 

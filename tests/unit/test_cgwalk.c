@@ -157,6 +157,7 @@ static void symlink_not_followed(void **st)
 	char p[256], q[256];
 	mkd("/a");
 	mkd("/a/b");
+	mkd("/a/b/real"); /* b has a subdirectory: it is listed (no leaf) */
 	mkd("/elsewhere");
 	mkd("/elsewhere/hidden");
 	/* a link back up (a loop if followed) and one to another subtree */
@@ -169,10 +170,40 @@ static void symlink_not_followed(void **st)
 	struct seen s = {.want = "hidden", .top = p};
 	struct sl_cgwalk_stats ws;
 	assert_int_equal(sl_cgwalk(p, NULL, record, &s, &ws), 0);
-	assert_int_equal(s.ndirs, 1); /* only /b */
+	assert_int_equal(s.ndirs, 2); /* only /b and /b/real */
 	assert_int_equal(s.target_depth, 0);
 	assert_int_equal(ws.symlinks, 2);
+	assert_int_equal(ws.leaves, 1); /* /b/real */
 	assert_int_equal(ws.loops, 0);
+}
+
+/* A directory without subdirectories (st_nlink 2) is visited but not
+ * listed; one that gets a subdirectory is listed by the next walk. */
+static void leaves_not_listed(void **st)
+{
+	(void)st;
+	struct stat sb;
+	assert_int_equal(stat(root, &sb), 0);
+	if (sb.st_nlink != 2) {
+		skip(); /* SKIP: this filesystem does not count subdirectories in st_nlink */
+		return;
+	}
+	mkd("/p");
+	mkd("/p/c1");
+	mkd("/p/c2");
+	touch("/p/c1/memory.stat");
+	struct seen s = {.want = "deep"};
+	struct sl_cgwalk_stats ws;
+	assert_int_equal(sl_cgwalk(root, NULL, record, &s, &ws), 0);
+	assert_int_equal(s.ndirs, 3);
+	assert_int_equal(ws.leaves, 2);
+	mkd("/p/c2/deep");
+	memset(&s, 0, sizeof(s));
+	s.want = "deep";
+	assert_int_equal(sl_cgwalk(root, NULL, record, &s, &ws), 0);
+	assert_int_equal(s.ndirs, 4);
+	assert_int_equal(s.target_depth, 3);
+	assert_int_equal(ws.leaves, 2); /* c1 and deep */
 }
 
 /* A cgroup bound onto its own descendant (a hostile bind mount): the walk
@@ -387,6 +418,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(depth_42_found, setup, teardown),
 		cmocka_unit_test_setup_teardown(depth_200_stopped_at_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(symlink_not_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(leaves_not_listed, setup, teardown),
 		cmocka_unit_test_setup_teardown(bind_mount_loop_not_entered, setup, teardown),
 		cmocka_unit_test_setup_teardown(dir_and_path_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(v2_fixture_tree, setup, teardown),
