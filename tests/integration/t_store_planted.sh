@@ -83,3 +83,17 @@ done
 kill -INT "$pid"
 wait "$pid"
 echo "ok - a fresh store in the private directory and its -wal/-shm are 0600"
+
+# --- a store path through another user's symlink to a private directory
+# (break-it): refused before anything is created in the target
+mkdir -m 700 "$SL_TMP/target"
+chmod 1777 "$shared"
+setpriv --reuid=65534 --regid=65534 --clear-groups ln -s "$SL_TMP/target" "$shared/plant" ||
+	fail "nobody could not plant the directory symlink"
+chmod 755 "$shared"
+run_agent "$shared/plant/sub/events.db"
+assert_eq "agent on a path through a nobody symlink: exit status" 1 "$rc"
+grep -q "store.path $shared/plant/sub/events.db: .*symbolic link owned by uid 65534" "$log" ||
+	fail "no message naming store.path and the symlink: $(cat "$log")"
+assert_eq "what the target holds" "" "$(ls -A "$SL_TMP/target")"
+echo "ok - a path through another user's symlink was refused; nothing made in its target"

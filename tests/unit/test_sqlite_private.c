@@ -123,9 +123,37 @@ static void test_shared_dir(void **state)
 		assert_int_equal(chown(d, 65534, 65534), 0);
 		assert_string_equal(sl_store_dir_refusal(p), "is owned by another user");
 	}
-	/* no directory part: the working directory; a missing one */
+	/* no directory part: the working directory; a missing one is made in
+	 * its nearest existing directory, which must be private */
 	assert_null(sl_store_dir_refusal("/x.db"));
-	assert_non_null(strstr(sl_store_dir_refusal("/nonexistent-sl/x.db"), "cannot be read"));
+	assert_null(sl_store_dir_refusal("/nonexistent-sl/a/x.db"));
+	char sh[160], q[300];
+	snprintf(sh, sizeof(sh), "%s/open1777", tdir);
+	assert_int_equal(mkdir(sh, 0700), 0);
+	assert_int_equal(chmod(sh, 01777), 0);
+	snprintf(q, sizeof(q), "%s/not/yet/x.db", sh);
+	const char *w = sl_store_dir_refusal(q);
+	assert_non_null(w);
+	assert_non_null(strstr(w, "would be made in"));
+	assert_null(sl_sqlite_open_private(q, NULL, err, sizeof(err)));
+	snprintf(q, sizeof(q), "%s/not", sh);
+	assert_int_not_equal(access(q, F_OK), 0); /* nothing made */
+	/* another user's symlink on the path (to a private directory of ours) */
+	if (geteuid() == 0) {
+		char priv[160], ln[200];
+		snprintf(priv, sizeof(priv), "%s/private", tdir);
+		assert_int_equal(mkdir(priv, 0700), 0);
+		snprintf(ln, sizeof(ln), "%s/plant", sh);
+		assert_int_equal(symlink(priv, ln), 0);
+		assert_int_equal(lchown(ln, 65534, 65534), 0);
+		snprintf(q, sizeof(q), "%s/sub/x.db", ln);
+		w = sl_store_dir_refusal(q);
+		assert_non_null(w);
+		assert_non_null(strstr(w, "symbolic link owned by uid 65534"));
+		/* ours (root's): followed */
+		assert_int_equal(lchown(ln, 0, 0), 0);
+		assert_null(sl_store_dir_refusal(q));
+	}
 }
 
 int main(void)
