@@ -251,7 +251,7 @@ proto:
 
 # run: only what running needs (no unit tests: cmocka is a test package)
 run: deps
-	$(MAKE) check-names $(B)/sandlensd $(B)/sandlens
+	$(MAKE) check-names $(B)/sandlensd $(B)/sandlens $(B)/doc/sandlens.1
 	[ -n "$${SANDLENS_CONFIG:-}" ] || mkdir -p /var/lib/sandlens # the default config's state directory
 	./$(B)/sandlensd --config $${SANDLENS_CONFIG:-deploy/sandlensd.yaml}
 

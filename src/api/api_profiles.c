@@ -64,7 +64,7 @@ static int parse(const struct sl_api_param *p, size_t n, const char *const *allo
 			}
 		} else if (!strcmp(k, "host")) {
 			if (strcmp(v, "true") && strcmp(v, "1")) {
-				snprintf(err, errlen, "host: '%.32s' is not true", v);
+				snprintf(err, errlen, "host: '%.32s' is not true or 1 (the only values: host=true selects the host's windows)", v);
 				return -1;
 			}
 			nsel++;
