@@ -5,12 +5,12 @@
  *                event per online CPU in frequency mode at
  *                profiling.continuous.hz; the interrupted task's kernel
  *                and user stacks
- *   tp_btf/sched_process_exec  cprof_exec: a file exec'd anywhere on the
- *                host, once per (device, inode) while in `cprof_execs`,
- *                with its path and the exec'ing process and parent: user
- *                space indexes its build-id while a process that can open
- *                it still lives (the parent), so a process that ran for a
- *                few ms between two snapshot polls is still symbolized
+ *   tp_btf/sched_process_exec  cprof_exec: the exec'd file of each process
+ *                (path, parent) in `cprof_execs` by tgid (LRU): user space
+ *                looks up the processes it sampled but could not snapshot
+ *                (gone before the 1 s poll) and indexes that file's
+ *                build-id through the parent's root, so a process that ran
+ *                for a few ms between two polls is still symbolized
  *
  * Aggregation in the kernel only, into one of two buffers: buffer i is
  * cprof_stacks<i> (kernel stacks) + cprof_ustacks<i> (user stacks,
@@ -81,13 +81,11 @@ struct {
 	__type(value, struct sl_cprof_pid);
 } cprof_pids SEC(".maps");
 
-/* Files exec'd, by (s_dev, i_ino): user space marks an entry taken (tgid
- * UINT32_MAX) and keeps it, so a file is announced once while it stays in
- * this LRU. */
+/* The file each process exec'd last, by tgid (LRU: the oldest go). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1024);
-	__type(key, struct sl_prof_exec_key);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
 	__type(value, struct sl_prof_exec_val);
 } cprof_execs SEC(".maps");
 
@@ -157,22 +155,19 @@ int cprof_sample(struct bpf_perf_event_data *ctx)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(cprof_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	struct sl_prof_exec_key k = {};
-	struct sl_prof_exec_val v = {};
-	struct inode *ino;
+	struct sl_prof_exec_val *v, z = {};
+	__u32 tgid = p->tgid;
 
 	(void)old_pid;
-	ino = BPF_CORE_READ(bprm, file, f_inode);
-	if (!ino)
+	/* the value lives in the map: no 264-byte copy on the BPF stack */
+	if (bpf_map_update_elem(&cprof_execs, &tgid, &z, BPF_ANY))
 		return 0;
-	k.dev = BPF_CORE_READ(ino, i_sb, s_dev);
-	k.ino = BPF_CORE_READ(ino, i_ino);
-	if (bpf_map_lookup_elem(&cprof_execs, &k))
+	v = bpf_map_lookup_elem(&cprof_execs, &tgid);
+	if (!v)
 		return 0;
-	v.tgid = p->tgid;
-	v.ppid = BPF_CORE_READ(p, real_parent, tgid);
+	v->tgid = tgid;
+	v->ppid = BPF_CORE_READ(p, real_parent, tgid);
 	/* bprm->interp: the file that runs (the interpreter of a #! script) */
-	bpf_probe_read_kernel_str(v.path, sizeof(v.path), BPF_CORE_READ(bprm, interp));
-	bpf_map_update_elem(&cprof_execs, &k, &v, BPF_NOEXIST);
+	bpf_probe_read_kernel_str(v->path, sizeof(v->path), BPF_CORE_READ(bprm, interp));
 	return 0;
 }

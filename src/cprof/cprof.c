@@ -122,30 +122,19 @@ static void poll_new_pids(struct sl_cprof *cp)
 			HASH_ADD(hh, cp->seen, pid, sizeof(uint32_t), e);
 		}
 		e->window = cp->window_seq;
-		sl_symbolizer_cache_pid(cp->sym, (int)np[i].tgid);
-	}
-}
-
-#define EXECS_MAX 64
-
-/* Index by build-id the files exec'd since the last poll, opened through
- * the root of the process that exec'd them or of its parent (the shell of
- * a loop outlives the children), as the task profiler does
- * (src/task/task_run.c): the user stacks of a process gone before any
- * snapshot poll still resolve. */
-static void index_execs(struct sl_cprof *cp)
-{
-	struct sl_prof_exec_val ex[EXECS_MAX];
-	size_t n;
-	do {
-		n = sl_cprof_bpf_read_execs(cp->bpf, ex, EXECS_MAX);
-		for (size_t i = 0; i < n; i++) {
-			int pids[2] = { (int)ex[i].tgid, (int)ex[i].ppid };
-			int rc = sl_symbolizer_index_file(cp->sym, pids, 2, ex[i].path);
+		if (sl_symbolizer_cache_pid(cp->sym, (int)np[i].tgid) == 0)
+			continue;
+		/* gone already (a few-ms process): index the file it exec'd
+		 * through its parent's root, as the task profiler does
+		 * (src/task/task_run.c); its user stacks are build-id frames */
+		struct sl_prof_exec_val ex;
+		if (sl_cprof_bpf_exec_of(cp->bpf, np[i].tgid, &ex) == 0) {
+			int pids[2] = { (int)ex.tgid, (int)ex.ppid };
+			int rc = sl_symbolizer_index_file(cp->sym, pids, 2, ex.path);
 			if (rc)
-				sl_debug(MOD, "indexing exec'd %s: %s", ex[i].path, strerror(-rc));
+				sl_debug(MOD, "indexing %s exec'd by pid %u: %s", ex.path, ex.tgid, strerror(-rc));
 		}
-	} while (n == EXECS_MAX);
+	}
 }
 
 /* Drop what is older than the last window (pids are re-snapshotted once
@@ -214,7 +203,6 @@ static void drain_buffer(struct sl_cprof *cp)
 
 static void end_window(struct sl_cprof *cp)
 {
-	index_execs(cp);
 	poll_new_pids(cp); /* the last second's newcomers, while alive */
 	uint64_t end_mono = mono_now();
 	drain_buffer(cp);
@@ -308,7 +296,6 @@ static void *window_thread(void *arg)
 		}
 		if (now >= next_poll) {
 			pthread_mutex_unlock(&cp->mu);
-			index_execs(cp);
 			poll_new_pids(cp);
 			drain_buffer(cp);
 			pthread_mutex_lock(&cp->mu);

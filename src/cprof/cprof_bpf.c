@@ -210,27 +210,14 @@ const char *sl_cprof_bpf_exec_error(const struct sl_cprof_bpf *b)
 	return b->exec_link ? NULL : b->exec_err;
 }
 
-size_t sl_cprof_bpf_read_execs(struct sl_cprof_bpf *b, struct sl_prof_exec_val *out, size_t max)
+int sl_cprof_bpf_exec_of(struct sl_cprof_bpf *b, uint32_t tgid, struct sl_prof_exec_val *out)
 {
-	int fd = bpf_map__fd(b->skel->maps.cprof_execs);
-	struct sl_prof_exec_key k, next, *prev = NULL;
-	struct sl_prof_exec_val v;
-	size_t n = 0;
-	while (n < max && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		k = next;
-		prev = &k;
-		if (bpf_map_lookup_elem(fd, &k, &v))
-			continue;
-		v.path[sizeof(v.path) - 1] = 0;
-		/* each file once: the entry stays (so BPF does not add it
-		 * again) with tgid UINT32_MAX as the "taken" mark */
-		if (!v.path[0] || v.tgid == UINT32_MAX)
-			continue;
-		out[n++] = v;
-		v.tgid = UINT32_MAX;
-		bpf_map_update_elem(fd, &k, &v, BPF_EXIST);
-	}
-	return n;
+	if (!b->exec_link)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.cprof_execs), &tgid, out))
+		return -errno;
+	out->path[sizeof(out->path) - 1] = 0;
+	return out->path[0] ? 0 : -ENOENT;
 }
 
 size_t sl_cprof_bpf_new_pids(struct sl_cprof_bpf *b, struct sl_cprof_newpid *out, size_t max)

@@ -55,11 +55,10 @@ int sl_cprof_bpf_drain(struct sl_cprof_bpf *b, unsigned buf,
 /* Processes sampled since the last call (and their cgroups), at most max,
  * removed from the map. Returns the count. */
 size_t sl_cprof_bpf_new_pids(struct sl_cprof_bpf *b, struct sl_cprof_newpid *out, size_t max);
-/* Files exec'd on the host since the last call (each (device, inode) once
- * while it stays in the kernel's LRU of 1024), at most max: path as given
- * to execve, in the exec'ing process's root; that process and its parent.
- * 0 when none (or the exec hook is not attached). */
-size_t sl_cprof_bpf_read_execs(struct sl_cprof_bpf *b, struct sl_prof_exec_val *out, size_t max);
+/* The file process tgid exec'd last (path as given to execve, in its
+ * root; its parent), from the exec hook's LRU of 4,096 processes: 0, or
+ * -ENOENT (not seen, evicted, or the hook is not attached). */
+int sl_cprof_bpf_exec_of(struct sl_cprof_bpf *b, uint32_t tgid, struct sl_prof_exec_val *out);
 /* Why the exec hook is not attached, or NULL when it is. */
 const char *sl_cprof_bpf_exec_error(const struct sl_cprof_bpf *b);
 
