@@ -1,5 +1,6 @@
 /* Baseline diff (prof_diff.h). */
 #include "auto/prof_diff.h"
+#include "common/json.h"
 #include "profile/profile_internal.h"
 
 #include <errno.h>
@@ -117,13 +118,13 @@ json_t *sl_prof_diff_json(const struct sl_prof_diff_frame *f, size_t n)
 {
 	json_t *arr = json_array();
 	for (size_t i = 0; arr && i < n; i++) {
-		json_t *o = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "function", f[i].name, "self_share",
+		json_t *o = json_pack("{s:o, s:f, s:f, s:f, s:f, s:f, s:f}", "function", sl_json_strz(f[i].name), "self_share",
 				      r4(f[i].self_capture), "baseline_self_share", r4(f[i].self_baseline),
 				      "self_delta", r4(f[i].self_delta), "total_share", r4(f[i].total_capture),
 				      "baseline_total_share", r4(f[i].total_baseline), "total_delta",
 				      r4(f[i].total_delta));
 		if (o && f[i].module[0])
-			json_object_set_new(o, "module", json_string(f[i].module));
+			json_object_set_new(o, "module", sl_json_strz(f[i].module));
 		if (o)
 			json_array_append_new(arr, o);
 	}

@@ -1,5 +1,6 @@
 /* Capture snapshots from /proc (snapshot.h). */
 #include "auto/snapshot.h"
+#include "common/json.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -64,7 +65,7 @@ static json_t *cmdline_json(const char *root, int pid)
 	json_t *arr = json_array();
 	for (ssize_t i = 0; arr && n > 0 && i < n;) {
 		size_t l = strnlen(buf + i, (size_t)(n - i));
-		json_array_append_new(arr, json_stringn_nocheck(buf + i, l));
+		json_array_append_new(arr, sl_json_str_lossy(buf + i, l));
 		i += (ssize_t)l + 1;
 	}
 	return arr;
@@ -85,10 +86,10 @@ static void scan_tasks(const char *root, int pid, const char *comm, int stacks, 
 			continue;
 		if (json_array_size(dstate) >= MAX_DSTATE)
 			break;
-		json_t *t = json_pack("{s:i, s:i, s:s}", "pid", pid, "tid", tid, "comm", comm);
+		json_t *t = json_pack("{s:i, s:i, s:o}", "pid", pid, "tid", tid, "comm", sl_json_strz(comm));
 		snprintf(path, sizeof(path), "%s/%d/task/%d/wchan", root, pid, tid);
 		if (t && read_small(path, buf, 256) > 0)
-			json_object_set_new(t, "wchan", json_string(buf));
+			json_object_set_new(t, "wchan", sl_json_strz(buf));
 		if (t && stacks) {
 			snprintf(path, sizeof(path), "%s/%d/task/%d/stack", root, pid, tid);
 			ssize_t n = read_small(path, buf, sizeof(buf));
@@ -97,7 +98,7 @@ static void scan_tasks(const char *root, int pid, const char *comm, int stacks, 
 			for (char *save = NULL, *l = n > 0 ? strtok_r(buf, "\n", &save) : NULL; fr && l;
 			     l = strtok_r(NULL, "\n", &save)) {
 				char *sp = strchr(l, ' ');
-				json_array_append_new(fr, json_string(sp ? sp + 1 : l));
+				json_array_append_new(fr, sl_json_strz(sp ? sp + 1 : l));
 			}
 			if (fr)
 				json_object_set_new(t, "stack", fr);
@@ -201,7 +202,7 @@ json_t *sl_snapshot_take(const char *procs_path, const struct sl_snapshot_opts *
 			sscanf(buf, "%llu %llu", &size, &resident);
 		unsigned nfds = 0;
 		scan_fds(root, pid, &files, &nfds);
-		json_t *p = json_pack("{s:i, s:s, s:s#, s:I, s:I, s:I}", "pid", pid, "comm", comm, "state",
+		json_t *p = json_pack("{s:i, s:o, s:s#, s:I, s:I, s:I}", "pid", pid, "comm", sl_json_strz(comm), "state",
 				      state ? &state : "?", 1, "threads", (json_int_t)threads, "rss_bytes",
 				      (json_int_t)(resident * (unsigned long long)page), "open_fds", (json_int_t)nfds);
 		if (p) {
@@ -220,7 +221,7 @@ json_t *sl_snapshot_take(const char *procs_path, const struct sl_snapshot_opts *
 	if (v) {
 		qsort(v, i, sizeof(*v), cmp_files);
 		for (size_t k = 0; k < i && k < o->top_files; k++) {
-			json_t *fj = json_pack("{s:s, s:i}", "path", v[k]->path, "fds", (int)v[k]->fds);
+			json_t *fj = json_pack("{s:o, s:i}", "path", sl_json_strz(v[k]->path), "fds", (int)v[k]->fds);
 			if (fj && v[k]->size >= 0)
 				json_object_set_new(fj, "size_bytes", json_integer(v[k]->size));
 			if (fj)

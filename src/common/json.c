@@ -3,12 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s (n > 0 bytes left), or 0 when
- * there is none (a stray continuation byte, overlong form, surrogate,
- * > U+10FFFF, cut short, NUL); *bad is then how many bytes the invalid
- * sequence spans: its lead and the continuation bytes that could still have
- * belonged to it (the "maximal subpart", one U+FFFD each). */
-static size_t utf8_valid(const unsigned char *s, size_t n, size_t *bad)
+size_t sl_utf8_seq(const unsigned char *s, size_t n, size_t *bad)
 {
 	unsigned char c = s[0];
 	size_t len;
@@ -46,7 +41,7 @@ json_t *sl_json_str_lossy(const char *s, size_t n)
 		return json_string("");
 	const unsigned char *u = (const unsigned char *)s;
 	for (size_t k = 0; k < n;) {
-		size_t bad, l = utf8_valid(u + k, n - k, &bad);
+		size_t bad, l = sl_utf8_seq(u + k, n - k, &bad);
 		if (l) {
 			memcpy(buf + o, s + k, l);
 			o += l;
@@ -61,4 +56,17 @@ json_t *sl_json_str_lossy(const char *s, size_t n)
 	j = json_stringn(buf, o);
 	free(buf);
 	return j ? j : json_string("");
+}
+
+json_t *sl_json_strz(const char *s)
+{
+	return s ? sl_json_str_lossy(s, strlen(s)) : json_null();
+}
+
+char *sl_utf8_dup(const char *s)
+{
+	json_t *j = sl_json_str_lossy(s, strlen(s));
+	char *c = j ? strdup(json_string_value(j)) : NULL;
+	json_decref(j);
+	return c;
 }

@@ -1,5 +1,6 @@
 /* io module pure functions; see io_decode.h. */
 #include "modules/io_decode.h"
+#include "common/json.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -46,7 +47,7 @@ json_t *io_slow_fields(const struct sl_io_slow_event *e, size_t size, const char
 	 * its attribution (sl_module_task_json) */
 	b = json_object();
 	json_object_set_new(b, "pid", json_integer(e->task.pid));
-	json_object_set_new(b, "comm", json_string(comm));
+	json_object_set_new(b, "comm", sl_json_strz(comm));
 	json_object_set_new(b, "cgroup_id", json_integer((json_int_t)e->task.cgroup_id));
 	json_object_set_new(o, "task", b);
 	return o;

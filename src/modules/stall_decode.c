@@ -1,5 +1,6 @@
 /* stall module: event fields; see stall_decode.h. */
 #include "modules/stall_decode.h"
+#include "common/json.h"
 #include "profile/profile_internal.h"
 
 #include <errno.h>
@@ -97,7 +98,7 @@ json_t *sl_stall_klog_fields(const struct sl_stall_klog *k, const char *msg)
 		json_object_set_new(o, "stuck_s", json_integer(k->stuck_s));
 		if (k->pid >= 0) {
 			json_object_set_new(o, "lockup_pid", json_integer(k->pid));
-			json_object_set_new(o, "lockup_comm", json_string(k->comm));
+			json_object_set_new(o, "lockup_comm", sl_json_strz(k->comm));
 		}
 	} else if (k->kind == SL_KLOG_RCU_STALL) {
 		json_object_set_new(o, "flavor", json_string(k->flavor));

@@ -3,6 +3,7 @@
  * static markup, the profile as JSON in a data block, and the page's own
  * script and style (flame_page.js/.css, embedded with their CSP hashes). */
 #include "profile/profile_internal.h"
+#include "common/json.h"
 #include "profile/flame_page.h"
 #include "profile/prof_kinds.h"
 
@@ -16,24 +17,11 @@ const char *sl_flame_html_csp(void)
 	return sl_flame_page_csp_header;
 }
 
-/* A JSON string of s; bytes of invalid UTF-8 (symbol names are bytes)
- * become '?'. NULL s -> JSON null. */
+/* A JSON string of s; invalid UTF-8 (symbol names are bytes) becomes
+ * U+FFFD (sl_json_strz). NULL s -> JSON null. */
 static json_t *jstr(const char *s)
 {
-	if (!s)
-		return json_null();
-	json_t *j = json_string(s);
-	if (j)
-		return j;
-	char *c = strdup(s);
-	if (!c)
-		return NULL;
-	for (char *q = c; *q; q++)
-		if ((unsigned char)*q >= 0x80)
-			*q = '?';
-	j = json_string(c);
-	free(c);
-	return j;
+	return sl_json_strz(s);
 }
 
 static int set(json_t *o, const char *k, json_t *v)

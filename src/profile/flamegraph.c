@@ -4,6 +4,7 @@
  * text, and below it a table of the hottest symbols by self and total
  * value. Self-contained: no script, no external font or stylesheet. */
 #include "profile/profile_internal.h"
+#include "common/json.h"
 #include "profile/prof_kinds.h"
 
 #include <errno.h>
@@ -18,22 +19,37 @@
 
 void sl_xml_esc(const char *s, size_t max, FILE *out)
 {
-	size_t n = 0;
-	for (; *s && n < max; s++, n++) {
-		switch (*s) {
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len = strlen(s), k = 0;
+	while (k < len && k < max) {
+		size_t bad, l;
+		switch (u[k]) {
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '&': fputs("&amp;", out); break;
 		case '"': fputs("&quot;", out); break;
 		case '\'': fputs("&apos;", out); break;
 		default:
-			if ((unsigned char)*s < 0x20)
+			if (u[k] < 0x20 || u[k] == 0x7f) { /* XML 1.0 forbids most C0 */
 				fputc('?', out);
-			else
-				fputc(*s, out);
+				break;
+			}
+			l = sl_utf8_seq(u + k, len - k, &bad);
+			if (!l) {
+				fputs("\xef\xbf\xbd", out); /* U+FFFD */
+				k += bad;
+				continue;
+			}
+			if (k + l > max) /* never cut a character in two */
+				goto cut;
+			fwrite(s + k, 1, l, out);
+			k += l;
+			continue;
 		}
+		k++;
 	}
-	if (*s)
+cut:
+	if (k < len)
 		fputs("..", out);
 }
 

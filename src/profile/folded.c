@@ -1,8 +1,11 @@
 /* Folded stacks (the input format of Brendan Gregg's flamegraph.pl, as
  * written by stackcollapse-*.pl): "root;caller;...;leaf VALUE\n", one line
- * per distinct stack. Frame names never contain ';' or '\n' here: those
- * characters are replaced by '_' so the format stays parseable. */
+ * per distinct stack. Frame names never contain ';' or a line break here:
+ * those characters are replaced by '_' so the format stays parseable; other
+ * control bytes (< 0x20, 0x7f) by '?', and invalid UTF-8 (the output is
+ * served as UTF-8 text) by U+FFFD, one per maximal subpart. */
 #include "profile/profile_internal.h"
+#include "common/json.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,11 +14,19 @@
 
 static void put_name(const char *s, FILE *out)
 {
-	for (; *s; s++) {
-		char c = *s;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len = strlen(s);
+	for (size_t k = 0; k < len;) {
+		unsigned char c = u[k];
+		size_t bad, l;
 		if (c == ';' || c == '\n' || c == '\r')
-			c = '_';
-		fputc(c, out);
+			fputc('_', out), k++;
+		else if (c < 0x20 || c == 0x7f)
+			fputc('?', out), k++;
+		else if ((l = sl_utf8_seq(u + k, len - k, &bad)))
+			fwrite(s + k, 1, l, out), k += l;
+		else
+			fputs("\xef\xbf\xbd", out), k += bad; /* U+FFFD */
 	}
 }
 

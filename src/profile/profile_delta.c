@@ -2,6 +2,7 @@
  * and one pprof with the base subtracted (what `go tool pprof -diff_base`
  * builds). */
 #include "profile/profile_merge.h"
+#include "common/json.h"
 #include "profile/profile_internal.h"
 
 #include <errno.h>
@@ -100,8 +101,8 @@ json_t *sl_profile_delta_json(const struct sl_profile *base, const struct sl_pro
 	json_t *fa = json_array();
 	for (size_t i = 0; fa && i < n && i < max; i++) {
 		const struct fdelta *d = rows[i].d;
-		json_t *o = json_pack("{s:s, s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f}", "function", d->name,
-				      "module", d->module, "base_self", (json_int_t)d->bself, "new_self",
+		json_t *o = json_pack("{s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:f}", "function",
+				      sl_json_strz(d->name), "module", sl_json_strz(d->module), "base_self", (json_int_t)d->bself, "new_self",
 				      (json_int_t)d->nself, "delta_self", (json_int_t)d->nself - (json_int_t)d->bself,
 				      "base_total", (json_int_t)d->btotal, "new_total", (json_int_t)d->ntotal,
 				      "delta_total", (json_int_t)rows[i].dtotal, "base_self_pct", pct(d->bself, bt),

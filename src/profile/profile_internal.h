@@ -174,8 +174,10 @@ const struct sl_esym *sl_elf_lookup(const struct sl_elf_info *e, uint64_t vaddr)
 
 /* ---- Flame graph helpers (flamegraph.c, flame_meta.c, difftree.c) ---- */
 
-/* XML/HTML text escape of at most max bytes of s ("..": cut); control
- * characters become '?'. */
+/* XML/HTML text escape of at most max bytes of s ("..": cut, never inside
+ * a character); control bytes (< 0x20, 0x7f) become '?' and invalid UTF-8
+ * U+FFFD (one per maximal subpart, sl_utf8_seq), so the output is always
+ * well-formed XML 1.0 in UTF-8 whatever bytes a symbol or comm holds. */
 void sl_xml_esc(const char *s, size_t max, FILE *out);
 
 /* The title metadata line of a flame graph: "container X, pod Y, host H,

@@ -1,6 +1,7 @@
 /* JSON writer (jansson): totals, the hottest symbols and the merged call
  * tree. Shape in docs/PROFILING.md "JSON". */
 #include "profile/profile_internal.h"
+#include "common/json.h"
 #include "profile/prof_kinds.h"
 
 #include <errno.h>
@@ -12,11 +13,11 @@ static json_t *tree_json(const struct sl_profile *p, const struct sl_tnode *n)
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
-	json_object_set_new(o, "name", json_string(n->name));
+	json_object_set_new(o, "name", sl_json_strz(n->name));
 	if (n->frame < p->nframes) {
 		const struct sl_frame *f = &p->frames[n->frame];
 		if (f->module)
-			json_object_set_new(o, "module", json_string(f->module));
+			json_object_set_new(o, "module", sl_json_strz(f->module));
 		if (f->flags & SL_FRAME_KERNEL)
 			json_object_set_new(o, "kernel", json_true());
 	}
@@ -62,8 +63,8 @@ int sl_profile_write_json(const struct sl_profile *p, FILE *out)
 	json_t *top = json_array();
 	for (int i = 0; i < nh; i++) {
 		json_t *h = json_object();
-		json_object_set_new(h, "function", json_string(hot[i].name));
-		json_object_set_new(h, "module", hot[i].module ? json_string(hot[i].module) : json_null());
+		json_object_set_new(h, "function", sl_json_strz(hot[i].name));
+		json_object_set_new(h, "module", sl_json_strz(hot[i].module));
 		json_object_set_new(h, "self", json_integer((json_int_t)hot[i].self));
 		json_object_set_new(h, "total", json_integer((json_int_t)hot[i].total));
 		json_array_append_new(top, h);

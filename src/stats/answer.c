@@ -1,6 +1,7 @@
 /* API answers: JSON bodies and status codes (STATS-3..5). docs/STATS.md
  * "API" is the reference for the field names and the status table. */
 #include "stats/stats.h"
+#include "common/json.h"
 #include "common/timefmt.h"
 
 #include <errno.h>
@@ -76,7 +77,7 @@ static json_t *ctr_json(const struct sl_stats_ctr *c)
 	json_object_set_new(o, "runtime", json_string(c->runtime));
 	json_object_set_new(o, "pod_uid", json_string(c->pod_uid));
 	json_object_set_new(o, "sandbox_id", json_string(c->sandbox_id));
-	json_object_set_new(o, "cgroup_path", json_string(c->path));
+	json_object_set_new(o, "cgroup_path", sl_json_strz(c->path));
 	/* "overhead": the sandbox's overhead cgroup (kata_overhead/<id>), not a container */
 	json_object_set_new(o, "role", json_string(c->overhead ? "overhead" : "container"));
 	json_object_set_new(o, "epoch", epoch_json(c->epoch_id, c->epoch_start_ns));

@@ -1,5 +1,6 @@
 /* Memory and lock profile tasks: their BPF objects (task_kprof.h). */
 #include "task/task_kprof.h"
+#include "common/json.h"
 #include "profile/sampler_util.h"
 #include "task/task.h"
 #include "task/task_bpf.h"
@@ -419,8 +420,12 @@ void sl_kprof_summarize(const struct sl_profile *p, json_t *summary)
 			const struct sl_frame *fr = &p->frames[s->frames[j]];
 			if (fr->flags & (SL_FRAME_KERNEL | SL_FRAME_PSEUDO))
 				continue;
-			json_t *v = json_object_get(top, fr->name);
-			json_object_set_new(top, fr->name, json_integer(json_integer_value(v) + (json_int_t)s->value_ns));
+			char *key = sl_utf8_dup(fr->name); /* keys must be UTF-8 */
+			if (key) {
+				json_t *v = json_object_get(top, key);
+				json_object_set_new(top, key, json_integer(json_integer_value(v) + (json_int_t)s->value_ns));
+				free(key);
+			}
 			break;
 		}
 	}

@@ -2,6 +2,7 @@
  * resolve, attach, refresh and report progress, collect, tear down,
  * symbolize and render, store. */
 #include "task/task_internal.h"
+#include "common/json.h"
 #include "task/task_kprof.h"
 #include "profile/prof_kinds.h"
 #include "common/log.h"
@@ -291,8 +292,13 @@ static json_t *profile_summary(const struct sl_profile *p, json_t *dropped)
 			const struct sl_frame *fr = &p->frames[s->frames[j]];
 			if (fr->flags & (SL_FRAME_KERNEL | SL_FRAME_PSEUDO))
 				continue;
-			json_t *v = json_object_get(top, fr->name);
-			json_object_set_new(top, fr->name, json_integer(json_integer_value(v) + (json_int_t)s->count));
+			/* a key must be UTF-8: a symbol that is not would be dropped */
+			char *key = sl_utf8_dup(fr->name);
+			if (key) {
+				json_t *v = json_object_get(top, key);
+				json_object_set_new(top, key, json_integer(json_integer_value(v) + (json_int_t)s->count));
+				free(key);
+			}
 			break;
 		}
 	}

@@ -280,7 +280,7 @@ static void test_html_hostile_names(void **state)
 	assert_non_null(n);
 	n = child(n, EVIL_LS);
 	assert_non_null(n);
-	n = child(n, "bad??"); /* invalid UTF-8 bytes as '?' */
+	n = child(n, "bad\xef\xbf\xbd\xef\xbf\xbd"); /* invalid UTF-8 bytes as U+FFFD */
 	assert_non_null(n);
 	n = child(n, EVIL_QUOTE);
 	assert_non_null(n);
