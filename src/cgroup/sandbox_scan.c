@@ -168,10 +168,12 @@ static uint32_t status_ruid(const char *st)
 
 /* The namespaces that make the host's root (sandbox.h host_ns): the
  * targets of /proc/1/ns/pid and /proc/1/ns/user ("pid:[4026531836]",
- * "user:[4026531837]": type and nsfs inode, fs/nsfs.c ns_get_name). The
- * agent runs in the host's PID namespace (it reads every process), so
- * /proc/1 is the host's init. "" when unreadable: then no uid-0 process
- * counts as the host's root. */
+ * "user:[4026531837]": type and nsfs inode, fs/nsfs.c ns_get_name), else,
+ * when init's links cannot be read (ptrace access to pid 1 refused, e.g.
+ * without CAP_SYS_PTRACE over it), the agent's own (/proc/self): the agent
+ * runs in the host's PID namespace (it reads every process) and as the
+ * host's root. "" when neither is readable: then no uid-0 process counts
+ * as the host's root. */
 struct host_ns {
 	char pid[64], user[64];
 };
@@ -263,6 +265,10 @@ static int read_procs(const char *root, struct plist *l)
 	struct host_ns hns;
 	ns_link(rd, "1/ns/pid", hns.pid, sizeof(hns.pid));
 	ns_link(rd, "1/ns/user", hns.user, sizeof(hns.user));
+	if (!hns.pid[0] || !hns.user[0]) {
+		ns_link(rd, "self/ns/pid", hns.pid, sizeof(hns.pid));
+		ns_link(rd, "self/ns/user", hns.user, sizeof(hns.user));
+	}
 	char *cgbuf = malloc(8192);
 	if (!cgbuf) {
 		closedir(d);
