@@ -185,8 +185,10 @@ struct sl_sbx_scan_opts {
 };
 
 /* Live scan: walk the cgroup hierarchies (keeping only paths with a
- * sandbox segment), read /proc (stat and cgroup of every process; cmdline
- * and task/<tid>/comm of candidates), identify. A process that exits
+ * sandbox segment), read /proc (stat and cgroup of every process; cmdline,
+ * status, the ns/pid and ns/user links (host_ns: compared with those of
+ * proc_root/1, else proc_root/self) and task/<tid>/comm of candidates),
+ * identify. A process that exits
  * during the read is skipped. Files are opened relative to the
  * /proc/<pid> directory with O_NOFOLLOW. Returns 0, -ENOMEM, or -errno
  * when proc_root cannot be opened. */
