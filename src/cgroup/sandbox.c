@@ -483,8 +483,17 @@ static int role_of(const struct sl_sbx_proc *p, int *vmm)
 	return R_NONE;
 }
 
+/* The host's root: real uid 0 in the host's PID namespace and the initial
+ * user namespace (host_ns). uid 0 in a runc container (its own PID
+ * namespace) or in a user namespace is a tenant's root, not the host's. */
+static int host_root(const struct sl_sbx_proc *p)
+{
+	return p->uid == 0 && p->host_ns == 1;
+}
+
 /* A process may take a sandbox role (its argv and thread names are its
- * own to choose) when it runs as root, or in a sandbox cgroup (kind k:
+ * own to choose) when it runs as the host's root (host_root: a tenant is
+ * uid 0 inside its container), or in a sandbox cgroup (kind k:
  * kata_<id>, kata_overhead/<id>, firecracker/<id>; only the runtime makes
  * those), not under a systemd user manager (user@<uid>.service is
  * delegated to that user, who may name cgroups at will). A non-root
@@ -496,7 +505,7 @@ static int role_of(const struct sl_sbx_proc *p, int *vmm)
  * shim, of the others a process of the container. */
 static int trusted(const struct sl_sbx_proc *p, int k, int role, const struct sl_sbx_proc *procs, size_t nprocs)
 {
-	if (p->uid == 0)
+	if (host_root(p))
 		return 1;
 	if (strstr(p->cgroup, "/user@"))
 		return 0;
@@ -508,7 +517,7 @@ static int trusted(const struct sl_sbx_proc *p, int k, int role, const struct sl
 	if (sl_cgpath_parse(p->cgroup, &at) != 0 || !at.container_id[0])
 		return 0;
 	for (size_t j = 0; j < nprocs; j++) {
-		if (procs[j].pid != p->ppid || procs[j].uid != 0)
+		if (procs[j].pid != p->ppid || !host_root(&procs[j]))
 			continue;
 		char a0[SL_SBX_PATH_LEN];
 		argv0(&procs[j], a0, sizeof(a0));
@@ -578,7 +587,6 @@ int sl_sbx_identify(const char *const *cgroups, size_t ncgroups, const struct sl
 			else if ((k == CG_KATA || k == CG_FC) && !s->cgroup[0])
 				snprintf(s->cgroup, sizeof(s->cgroup), "%s", pre);
 			set_vmm(s, p, vmms[i]);
-			set_pod(s, p->cgroup);
 		} else if (roles[i] == R_SENTRY) {
 			struct sl_attr at;
 			sl_cgpath_parse(p->cgroup, &at);
@@ -598,8 +606,18 @@ int sl_sbx_identify(const char *const *cgroups, size_t ncgroups, const struct sl
 				s->vmm_start_time = p->start_time;
 				snprintf(s->vmm_comm, sizeof(s->vmm_comm), "%s", p->comm);
 			}
-			set_pod(s, p->cgroup);
 		}
+	}
+
+	/* 2b. a sandbox with no pod from its cgroups takes the pod of the VMM /
+	 * sentry kept, once all are seen: never that of another process
+	 * claiming the same id (set_vmm passed over it) */
+	for (size_t i = 0; i < nprocs && !b.oom; i++) {
+		if (roles[i] != R_VMM && roles[i] != R_SENTRY)
+			continue;
+		for (size_t k = 0; k < b.n; k++)
+			if (b.v[k].vmm_pid == procs[i].pid && b.v[k].vmm_start_time == procs[i].start_time)
+				set_pod(&b.v[k], procs[i].cgroup);
 	}
 
 	/* 3. shims and gofers join a sandbox that exists */

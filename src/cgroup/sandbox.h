@@ -83,6 +83,13 @@ struct sl_sbx_proc {
 	 * only inside a sandbox or container cgroup (which root makes): any
 	 * local user can start a process named "firecracker --id <id>". */
 	uint32_t uid;
+	/* 1 when the process is in the host's PID namespace and the initial
+	 * user namespace (its /proc/<pid>/ns/pid and ns/user links name the
+	 * same namespaces as those of /proc/1), 0 when not or when either link
+	 * is unreadable (fail closed). uid 0 counts as root only with host_ns:
+	 * root inside a runc container (its own PID namespace) or in a user
+	 * namespace is a tenant, not the host's root. */
+	int host_ns;
 	size_t nthreads;
 	const struct sl_sbx_thread *threads;
 };
@@ -178,8 +185,10 @@ struct sl_sbx_scan_opts {
 };
 
 /* Live scan: walk the cgroup hierarchies (keeping only paths with a
- * sandbox segment), read /proc (stat and cgroup of every process; cmdline
- * and task/<tid>/comm of candidates), identify. A process that exits
+ * sandbox segment), read /proc (stat and cgroup of every process; cmdline,
+ * status, the ns/pid and ns/user links (host_ns: compared with those of
+ * proc_root/1, else proc_root/self) and task/<tid>/comm of candidates),
+ * identify. A process that exits
  * during the read is skipped. Files are opened relative to the
  * /proc/<pid> directory with O_NOFOLLOW. Returns 0, -ENOMEM, or -errno
  * when proc_root cannot be opened. */

@@ -166,6 +166,37 @@ static uint32_t status_ruid(const char *st)
 	return (uint32_t)v;
 }
 
+/* The namespaces that make the host's root (sandbox.h host_ns): the
+ * targets of /proc/1/ns/pid and /proc/1/ns/user ("pid:[4026531836]",
+ * "user:[4026531837]": type and nsfs inode, fs/nsfs.c ns_get_name), else,
+ * when init's links cannot be read (ptrace access to pid 1 refused, e.g.
+ * without CAP_SYS_PTRACE over it), the agent's own (/proc/self): the agent
+ * runs in the host's PID namespace (it reads every process) and as the
+ * host's root. "" when neither is readable: then no uid-0 process counts
+ * as the host's root. */
+struct host_ns {
+	char pid[64], user[64];
+};
+
+static void ns_link(int dirfd, const char *name, char *out, size_t len)
+{
+	ssize_t n = readlinkat(dirfd, name, out, len - 1);
+	out[n > 0 ? (size_t)n : 0] = 0;
+}
+
+/* 1 when /proc/<pid> (open at pd) is in the host's PID and user
+ * namespaces, 0 when not or when a link cannot be read (reading ns links
+ * needs ptrace read access, fs/proc/namespaces.c; root has it). */
+static int in_host_ns(int pd, const struct host_ns *h)
+{
+	char pid[64], user[64];
+	if (!h->pid[0] || !h->user[0])
+		return 0;
+	ns_link(pd, "ns/pid", pid, sizeof(pid));
+	ns_link(pd, "ns/user", user, sizeof(user));
+	return pid[0] && user[0] && !strcmp(pid, h->pid) && !strcmp(user, h->user);
+}
+
 static int read_threads(int pd, struct sl_sbx_thread **out, size_t *n)
 {
 	*out = NULL;
@@ -231,6 +262,13 @@ static int read_procs(const char *root, struct plist *l)
 	}
 	struct dirent *de;
 	int rc = 0;
+	struct host_ns hns;
+	ns_link(rd, "1/ns/pid", hns.pid, sizeof(hns.pid));
+	ns_link(rd, "1/ns/user", hns.user, sizeof(hns.user));
+	if (!hns.pid[0] || !hns.user[0]) {
+		ns_link(rd, "self/ns/pid", hns.pid, sizeof(hns.pid));
+		ns_link(rd, "self/ns/user", hns.user, sizeof(hns.user));
+	}
 	char *cgbuf = malloc(8192);
 	if (!cgbuf) {
 		closedir(d);
@@ -259,6 +297,7 @@ static int read_procs(const char *root, struct plist *l)
 		p.uid = SL_SBX_UID_UNKNOWN;
 		if (read_at(pd, "status", cgbuf, 8192) > 0)
 			p.uid = status_ruid(cgbuf);
+		p.host_ns = in_host_ns(pd, &hns);
 		if (read_at(pd, "cgroup", cgbuf, 8192) > 0)
 			sl_sbx_cgroup_pick(cgbuf, p.cgroup, sizeof(p.cgroup));
 		else

@@ -7,6 +7,9 @@
  *       or until the process gets SIGUSR1 (whichever comes first), then
  *       they sleep; the main thread (comm "cloud-hyperviso", cut by
  *       the kernel from the exec'd file name) sleeps until killed.
+ *   firecracker ... [--vcpus N] [--spin S]
+ *       the same with the threads named "fc_vcpu <i>" (firecracker's,
+ *       src/vmm/src/vstate/vcpu); spin 1 s by default.
  *   anything else (e.g. containerd-shim-kata-v2 -id ID): sleeps until killed.
  */
 #include <pthread.h>
@@ -20,6 +23,7 @@
 
 static double spin_s = 1;
 static volatile sig_atomic_t stop_spin;
+static const char *vcpu_fmt = "vcpu%d";
 
 static void on_usr1(int sig)
 {
@@ -37,7 +41,7 @@ static double now(void)
 static void *vcpu(void *arg)
 {
 	char name[16];
-	snprintf(name, sizeof(name), "vcpu%d", (int)(long)arg);
+	snprintf(name, sizeof(name), vcpu_fmt, (int)(long)arg);
 	prctl(PR_SET_NAME, name, 0, 0, 0);
 	volatile unsigned long x = 0;
 	double end = now() + spin_s;
@@ -53,7 +57,9 @@ int main(int argc, char **argv)
 {
 	const char *b = strrchr(argv[0], '/');
 	b = b ? b + 1 : argv[0];
-	if (strcmp(b, "cloud-hypervisor"))
+	if (!strcmp(b, "firecracker"))
+		vcpu_fmt = "fc_vcpu %d";
+	else if (strcmp(b, "cloud-hypervisor"))
 		for (;;)
 			pause();
 	int n = 2;

@@ -39,6 +39,7 @@ static struct sl_sbx_proc mkproc(int32_t pid, int32_t ppid, uint64_t start, cons
 			p.cmdline[i] = 0;
 	p.cmdline_len = n ? n + 1 : 0;
 	snprintf(p.cgroup, sizeof(p.cgroup), "%s", cgroup);
+	p.host_ns = 1; /* the host's PID and user namespaces unless a case says otherwise */
 	p.threads = thr;
 	p.nthreads = nthr;
 	return p;
@@ -439,6 +440,39 @@ static void scan_fixture(void **state)
 		fputs(st[i], f);
 		fclose(f);
 	}
+	/* uid 0 counts only in the host's PID and user namespaces (those of
+	 * /proc/1): 800 is; 803 is root in a container's own PID namespace,
+	 * 804 root in a user namespace, 805 root whose ns links cannot be read */
+	static const char fc4[] = "firecracker\0--id\0containerroot\0", fc5[] = "firecracker\0--id\0userns\0",
+			  fc6[] = "firecracker\0--id\0nonslink\0";
+	mkproc_dir(proc, 803, "firecracker", 53, fc4, sizeof(fc4) - 1,
+		   "0::/kubepods/burstable/pod" POD "/" SBX2 "\n", NULL, NULL, 0);
+	mkproc_dir(proc, 804, "firecracker", 54, fc5, sizeof(fc5) - 1, "0::/system.slice/y.service\n", NULL, NULL, 0);
+	mkproc_dir(proc, 805, "firecracker", 55, fc6, sizeof(fc6) - 1, "0::/system.slice/z.service\n", NULL, NULL, 0);
+	snprintf(p, sizeof(p), "%s/1", proc);
+	assert_int_equal(mkdir(p, 0755), 0); /* no stat: not a candidate itself */
+	static const struct {
+		int pid;
+		const char *pidns, *userns;
+	} ns[] = {{1, "pid:[4026531836]", "user:[4026531837]"},
+		  {800, "pid:[4026531836]", "user:[4026531837]"},
+		  {803, "pid:[4026532901]", "user:[4026531837]"},
+		  {804, "pid:[4026531836]", "user:[4026532902]"}};
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%d/ns", proc, ns[i].pid);
+		assert_int_equal(mkdir(p, 0755), 0);
+		snprintf(p, sizeof(p), "%s/%d/ns/pid", proc, ns[i].pid);
+		assert_int_equal(symlink(ns[i].pidns, p), 0);
+		snprintf(p, sizeof(p), "%s/%d/ns/user", proc, ns[i].pid);
+		assert_int_equal(symlink(ns[i].userns, p), 0);
+	}
+	for (int pid = 803; pid <= 805; pid++) {
+		snprintf(p, sizeof(p), "%s/%d/status", proc, pid);
+		FILE *f = fopen(p, "w");
+		assert_non_null(f);
+		fputs(st[0], f);
+		fclose(f);
+	}
 
 	struct sl_cg_mounts m;
 	memset(&m, 0, sizeof(m));
@@ -533,6 +567,70 @@ static void spoofed_roles(void **state)
 	assert_string_equal(l.sbx[0].id, SBX);
 	assert_int_equal(l.sbx[0].runtime, SL_SBX_GVISOR);
 	assert_int_equal(l.sbx[0].vmm_pid, 7101);
+	sl_sbx_list_free(&l);
+
+	/* root inside a runc container (no user namespace) is uid 0 but not
+	 * the host's root: its own PID namespace (host_ns 0). Its fake
+	 * firecracker, its fake Kata cloud-hypervisor, its fake runsc shim
+	 * with a fake sentry below, and its firecracker claiming the id of a
+	 * real one run by the host's root (older, more "vCPUs") take no role;
+	 * the real sandbox keeps its VMM and has no pod (not the tenant's) */
+	struct sl_sbx_thread ct[] = {{9011, "vcpu0"}, {9012, "vcpu1"}};
+	struct sl_sbx_thread rt[] = {{8001, "fc_vcpu 0"}};
+	struct sl_sbx_proc rp[] = {
+		mkproc(8000, 1, 500, "firecracker", "/usr/bin/firecracker --id realone", "/system.slice/fc.service", rt,
+		       1),
+		mkproc(9000, 7000, 20, "firecracker", "/bin/firecracker --id tenantspoof", tcg, fake, 2),
+		mkproc(9010, 7000, 21, "cloud-hyperviso",
+		       "/bin/cloud-hypervisor --api-socket /run/vc/vm/tenantkata/clh-api.sock", tcg, ct, 2),
+		mkproc(9020, 7000, 22, "firecracker", "/bin/firecracker --id realone", tcg, fake, 2),
+		mkproc(9030, 7000, 23, "containerd-shim", "/bin/containerd-shim-runsc-v1 -id tenantgv", tcg, NULL, 0),
+		mkproc(9031, 9030, 24, "exe", "runsc-sandbox boot tenantgv", tcg, NULL, 0),
+		mkproc(9040, 7000, 25, "containerd-shim", "/bin/containerd-shim-kata-v2 -id realone", tcg, NULL, 0),
+	};
+	for (size_t i = 1; i < 7; i++) {
+		rp[i].uid = 0;
+		rp[i].host_ns = 0;
+	}
+	rp[5].uid = 65534;
+	assert_int_equal(sl_sbx_identify(NULL, 0, rp, 7, &l), 0);
+	assert_int_equal(l.n, 1);
+	s = &l.sbx[0];
+	assert_string_equal(s->id, "realone");
+	assert_int_equal(s->runtime, SL_SBX_FIRECRACKER);
+	assert_int_equal(s->vmm_pid, 8000);
+	assert_int_equal(s->nvcpus, 1);
+	assert_int_equal(s->vcpu[0].tid, 8001);
+	assert_string_equal(s->pod_uid, "");
+	assert_int_equal(s->nshims, 0);
+	sl_sbx_list_free(&l);
+	/* the same processes in the host's namespaces would be believed: the
+	 * namespace, not the names, is what refused them */
+	for (size_t i = 1; i < 7; i++)
+		rp[i].host_ns = 1;
+	assert_int_equal(sl_sbx_identify(NULL, 0, rp, 7, &l), 0);
+	assert_true(sl_sbx_find(&l, "tenantspoof") != NULL);
+	assert_true(sl_sbx_find(&l, "tenantkata") != NULL);
+	assert_true(sl_sbx_find(&l, "tenantgv") != NULL);
+	sl_sbx_list_free(&l);
+	/* two trusted VMMs of one id: the pod is the kept VMM's (the older
+	 * one with vCPUs), whichever is listed first; the other's pod never
+	 * sticks to the sandbox */
+	struct sl_sbx_proc kept = rp[0], other = rp[3];
+	kept.start_time = 5; /* older than other (22) */
+	for (int order = 0; order < 2; order++) {
+		struct sl_sbx_proc two[2] = {order ? kept : other, order ? other : kept};
+		assert_int_equal(sl_sbx_identify(NULL, 0, two, 2, &l), 0);
+		assert_int_equal(l.n, 1);
+		assert_int_equal(l.sbx[0].vmm_pid, 8000);
+		assert_string_equal(l.sbx[0].pod_uid, "");
+		sl_sbx_list_free(&l);
+	}
+	/* uid 0 in the host's PID namespace but another user namespace */
+	rp[1].host_ns = 0;
+	snprintf(rp[1].cgroup, sizeof(rp[1].cgroup), "/system.slice/x.service");
+	assert_int_equal(sl_sbx_identify(NULL, 0, &rp[1], 1, &l), 0);
+	assert_int_equal(l.n, 0);
 	sl_sbx_list_free(&l);
 
 	/* the same fakes run by root are believed (root can do anything) */
