@@ -508,12 +508,19 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	if ((a->cfg.autotr.store_path[0] && a->cfg.autotr.store_path[0] != '/') ||
-	    (a->cfg.cprof.store_path[0] && a->cfg.cprof.store_path[0] != '/')) {
-		fprintf(stderr, "sandlensd: invalid configuration: %s: must be an absolute path\n",
-			a->cfg.autotr.store_path[0] && a->cfg.autotr.store_path[0] != '/' ? "auto.store_path"
-											: "profiling.continuous.store_path");
-		return 2;
+	{
+		/* every store path absolute (a relative one would land wherever the
+		 * agent was started from; break-it) */
+		const char *const keys[4] = { "store.path", "tasks.store_path", "auto.store_path",
+					      "profiling.continuous.store_path" };
+		const char *const vals[4] = { a->cfg.store.path, a->cfg.tasks.store_path, a->cfg.autotr.store_path,
+					      a->cfg.cprof.store_path };
+		for (int i = 0; i < 4; i++)
+			if (vals[i][0] && vals[i][0] != '/') {
+				fprintf(stderr, "sandlensd: invalid configuration: %s: must be an absolute path\n",
+					keys[i]);
+				return 2;
+			}
 	}
 	if (a->cfg.api.token_file[0]) { /* a token file others can read is a config error */
 		char tok[SL_API_TOKEN_MAX + 1];

@@ -28,6 +28,12 @@ expect_error() { # WHAT WANT_RC KEY YAML (appended after the base)
 
 expect_error "unknown top-level key" 2 bogus_key "$base
 bogus_key: 1"
+expect_error "relative store.path" 2 "store.path: must be an absolute path" "$base
+store:
+  path: relative.db"
+expect_error "relative tasks.store_path" 2 "tasks.store_path: must be an absolute path" "$base
+tasks:
+  store_path: rel/x.db"
 expect_error "task store is the event store" 2 tasks.store_path "$base
 store:
   path: $SL_TMP/same.db
