@@ -182,9 +182,9 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iinclude -Is
 # the whole profile library (a list by name went stale when it gained files)
 # the profile objects whole, with what they call outside src/profile (the
 # flame graph page is generated into $(B)/gen)
-FUZZ_PROF_SRCS := $(wildcard src/profile/*.c) src/common/timefmt.c $(B)/gen/flame_page.c
+FUZZ_PROF_SRCS := $(wildcard src/profile/*.c) src/common/timefmt.c src/common/json.c $(B)/gen/flame_page.c
 FUZZ_SRCS_cgpath := src/cgroup/cgpath.c
-FUZZ_SRCS_cgstat := $(wildcard src/cgroup/cgstat*.c)
+FUZZ_SRCS_cgstat := $(wildcard src/cgroup/cgstat*.c) src/cgroup/cgfd.c
 FUZZ_SRCS_mounts := src/cgroup/mounts.c
 FUZZ_SRCS_runc_state := src/cgroup/runc_state.c
 FUZZ_SRCS_k8s_names := src/cgroup/k8s_names.c src/cgroup/runc_state.c src/profile/sym_open.c
