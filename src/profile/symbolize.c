@@ -734,15 +734,24 @@ static void bid_hex(const struct sl_raw_bid *b, char *out)
 
 /* Read the ELF file open at fd as a new module (not in the cache), key
  * "dev:ino:path" from fstat; root/path for its debug files. */
+/* The module cache key of the file behind fd shown as display (the
+ * format of module_key: "major:minor:inode:path"); 0 or -1 (fstat). */
+static int fd_module_key(int fd, const char *display, char *key, size_t len)
+{
+	struct stat st;
+	if (fstat(fd, &st))
+		return -1;
+	snprintf(key, len, "%x:%x:%" PRIu64 ":%s", major(st.st_dev), minor(st.st_dev), (uint64_t)st.st_ino,
+		 display);
+	return 0;
+}
+
 static struct module *module_from_fd(const struct sl_symbolizer *s, int fd, const char *root,
 				     const char *path, const char *display)
 {
-	struct stat st;
 	char key[1200];
-	if (fstat(fd, &st))
+	if (fd_module_key(fd, display, key, sizeof(key)))
 		return NULL;
-	snprintf(key, sizeof(key), "%x:%x:%" PRIu64 ":%s", major(st.st_dev), minor(st.st_dev),
-		 (uint64_t)st.st_ino, display);
 	struct module *m = calloc(1, sizeof(*m));
 	if (!m || !(m->key = strdup(key)) || !(m->path = strdup(display))) {
 		if (m)
@@ -775,12 +784,9 @@ int sl_symbolizer_index_file(struct sl_symbolizer *s, const int *pids, size_t np
 		}
 		/* already held (another process exec'd the same file): no
 		 * second parse */
-		struct stat st;
 		char key[1200];
 		struct module *m = NULL;
-		if (!fstat(fd, &st)) {
-			snprintf(key, sizeof(key), "%x:%x:%" PRIu64 ":%s", major(st.st_dev), minor(st.st_dev),
-				 (uint64_t)st.st_ino, path);
+		if (!fd_module_key(fd, path, key, sizeof(key))) {
 			pthread_mutex_lock(&s->mu);
 			HASH_FIND_STR(s->mods, key, m);
 			if (m)
