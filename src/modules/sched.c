@@ -532,9 +532,14 @@ static void read_hist(struct sched_priv *sp, uint64_t epoch)
 	int fd = bpf_map__fd(sp->skel->maps.sched_hist), sfd = bpf_map__fd(sp->skel->maps.sched_slot);
 	size_t max = bpf_map__max_entries(sp->skel->maps.sched_slot);
 	uint32_t nslots = bpf_map__max_entries(sp->skel->maps.sched_hist);
-	struct sl_sched_key *keys = calloc(max ? max : 1, sizeof(*keys));
-	uint32_t *idx = calloc(max ? max : 1, sizeof(*idx));
-	int32_t *rev = calloc(nslots ? nslots : 1, sizeof(*rev));
+	if (!sp->rd_keys) {
+		sp->rd_keys = calloc(max ? max : 1, sizeof(*sp->rd_keys));
+		sp->rd_idx = calloc(max ? max : 1, sizeof(*sp->rd_idx));
+		sp->rd_rev = calloc(nslots ? nslots : 1, sizeof(*sp->rd_rev));
+	}
+	struct sl_sched_key *keys = sp->rd_keys;
+	uint32_t *idx = sp->rd_idx;
+	int32_t *rev = sp->rd_rev;
 	struct hist_read r = { .sp = sp, .epoch = epoch };
 
 	if (keys && idx && rev) {
@@ -556,9 +561,6 @@ static void read_hist(struct sched_priv *sp, uint64_t epoch)
 		if (top)
 			sl_percpu_array_each(fd, top, sizeof(*sp->pcpu), sp->ncpus, chunk, hist_slot, &r);
 	}
-	free(keys);
-	free(idx);
-	free(rev);
 	atomic_store(&sp->nkeys, r.n);
 	slots_vanished(sp);
 }
@@ -951,6 +953,9 @@ static void sched_destroy(struct sl_module *m)
 		sched_snap_put(sp->snap);
 	pthread_mutex_destroy(&sp->snap_lock);
 	free(sp->pcpu);
+	free(sp->rd_keys);
+	free(sp->rd_idx);
+	free(sp->rd_rev);
 	free(sp->pcpu_pair);
 	sched_slots_free(sp);
 	free(sp);

@@ -103,6 +103,12 @@ struct sched_priv {
 	unsigned nseries;
 	struct sl_sched_hist *pcpu; /* ncpus scratch values */
 	struct sl_sched_pair *pcpu_pair;
+	/* read_hist's buffers, made at its first tick (sched_slot and
+	 * sched_hist sizes are fixed once loaded): the keys of sched_slot,
+	 * their slots, and slot -> key index */
+	struct sl_sched_key *rd_keys;
+	uint32_t *rd_idx;
+	int32_t *rd_rev;
 	/* sched_hist slots (sched_slots.c): released this tick (their key left
 	 * sched_slot after its last read), and released a tick ago (given
 	 * back at the next tick); each holds at most max_cgroups indices */
