@@ -3,11 +3,25 @@
  * internal/external contention and neighbours (SCHED-2), sched_delay
  * events (SCHED-3). Definitions: docs/SCHED.md.
  *
- * Hooks:
+ * Two ways to time a wait; user space loads one (sched.wait_source):
+ *
+ * sched_info (default where the kernel keeps it, CONFIG_SCHED_INFO): the
+ *   kernel itself stamps every enqueue (task->sched_info.last_queued, in
+ *   enqueue_task) and sums every queued interval into sched_info.run_delay
+ *   (kernel/sched/stats.h, Documentation/scheduler/sched-stats.rst). One
+ *   hook does it all, so no wakeup hook runs at all:
+ *   tp_btf/sched_switch    sched_switch_si: next's wait = the run_delay it
+ *                          gathered since its previous switch-in (intervals
+ *                          ended by a migration between runqueues) + the
+ *                          current interval, rq->clock - last_queued; the
+ *                          tracepoint fires before sched_info_arrive() adds
+ *                          that interval. Into the histogram of next's
+ *                          cgroup key, classified by prev.
+ * wakeup (the fallback, what runqlat does):
  *   tp_btf/sched_wakeup, tp_btf/sched_wakeup_new  enqueue time of the woken task
  *   tp_btf/sched_switch    prev still TASK_RUNNING => enqueue time of prev;
- *                          next: wait = now - enqueue time, into the histogram
- *                          of next's cgroup key, classified by prev
+ *                          next: wait = now - enqueue time, likewise
+ * Both:
  *   tp_btf/cgroup_rmdir    queue a removed cgroup in sched_gone (user space
  *                          drops its entries after reading them)
  *
@@ -77,15 +91,35 @@ volatile __u64 sched_epoch;
  * move that lands meanwhile still invalidates it. A css_set replaced
  * with the same cgroups (a v2 controller enabled) keeps a right key. */
 struct enq {
-	__u64 ts;      /* CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
-	__u32 kind;    /* enum sl_sched_enqueue */
+	__u64 ts;      /* wakeup mode: CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
+	__u32 kind;    /* wakeup mode: enum sl_sched_enqueue */
 	__u32 watched; /* key was in sched_watch at wgen */
 	__u64 key_tag; /* cg_moves + 1 when key was computed; 0 = never */
 	struct sl_sched_key key;
 	__u32 wgen;    /* watch_gen when `watched` was read; ~0 = not read */
 	__u32 slot;    /* key's index in sched_hist (valid with key);
 	                * SL_SCHED_NO_SLOT = not looked up yet, or none free */
+	__u64 rd;      /* sched_info mode: sched_info.run_delay right after the
+	                * previous switch-in (ns); valid when rd_seen */
+	__u64 nivcsw;  /* sched_info mode: nivcsw at the previous switch-in */
+	__u32 rd_seen;
+	__u32 pad;
 };
+
+/* sched_info mode: rq->clock of the runqueue next is switched in on (the
+ * clock of sched_info.last_queued: rq_clock(), sched_clock_cpu()-based,
+ * updated by __schedule() before the pick). The runqueue is reached from
+ * the task (set_task_rq() points every task's se.cfs_rq at a cfs_rq of
+ * its CPU, whatever its class; cfs_rq->rq with CONFIG_FAIR_GROUP_SCHED):
+ * the per-CPU `runqueues` symbol needs CONFIG_KALLSYMS_ALL, which not
+ * every kernel has. Pointers the pick just used: no cold loads. */
+static __always_inline __u64 task_rq_clock(struct task_struct *t)
+{
+	struct cfs_rq *cr = t->se.cfs_rq;
+	struct rq *rq = cr->rq;
+
+	return rq->clock;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -304,33 +338,22 @@ static __always_inline int nb_add(struct sl_sched_hist *h, const struct sl_sched
 	return 0;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+/* Account next's wait of `wait` ns (enqueued as `kind`) that ends now as
+ * prev leaves the CPU: histogram of next's cgroup key, contention class by
+ * prev, neighbours, per-tick max, sched_delay. e is next's storage; pe is
+ * prev's when the caller already has it (else NULL). now_mono is the
+ * CLOCK_MONOTONIC ns of the switch, 0 = read it when needed. */
+static __always_inline void account_wait(struct task_struct *prev, struct task_struct *next,
+					 struct enq *e, struct enq *pe, __u64 wait, __u32 kind,
+					 __u64 now_mono)
 {
 	struct sl_sched_key key, pkey;
 	struct sl_sched_hist *h;
-	struct enq *e, *pe = NULL;
-	__u64 now = bpf_ktime_get_ns(), wait, epoch;
-	__u32 slot, cls, kind, idx, ei;
-	int prev_pid = prev->pid;
-
-	/* Switched out while runnable: back on the runqueue now. The state is
-	 * read from the task (not the tracepoint's prev_state): __schedule()
-	 * resets it to TASK_RUNNING when a signal is pending and keeps the task
-	 * queued. */
-	if (prev_pid && sl_task_state(prev) == 0)
-		pe = mark_enqueue(prev, now, SL_SCHED_ENQ_PREEMPT);
-	if (!next->pid)
-		return 0;
-	e = bpf_task_storage_get(&sched_enq, next, 0, 0);
-	if (!e || !e->ts)
-		return 0;
-	wait = now - e->ts;
-	kind = e->kind;
-	e->ts = 0;
+	__u64 epoch;
+	__u32 slot, cls, idx, ei;
 
 	task_key(next, e, &key);
-	if (!prev_pid) {
+	if (!prev->pid) {
 		cls = SL_SCHED_IDLE;
 	} else if (!pe && prev->cgroups == next->cgroups) {
 		/* a sleeping prev (no storage fetched): the same css_set means
@@ -358,13 +381,13 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		idx = key_slot(&key);
 		if (idx == SL_SCHED_NO_SLOT) {
 			sl_stat_inc(&sched_stats, SL_SST_HIST_FULL);
-			return 0;
+			return;
 		}
 		e->slot = idx;
 	}
 	h = bpf_map_lookup_elem(&sched_hist, &idx);
 	if (!h)
-		return 0;
+		return;
 	slot = sl_l2h_slot_bpf(wait, SL_SCHED_SLOTS);
 	if (slot < SL_SCHED_SLOTS)
 		h->slots[slot]++;
@@ -394,7 +417,74 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	}
 
 	if (wait >= delay_threshold_ns && key_watched(e, &key))
-		emit_delay(prev, next, &key, now, wait, cls, kind);
+		emit_delay(prev, next, &key, now_mono ? now_mono : bpf_ktime_get_ns(), wait, cls, kind);
+}
+
+/* wakeup mode (the fallback where the kernel keeps no sched_info). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct enq *e, *pe = NULL;
+	__u64 now = bpf_ktime_get_ns(), wait;
+	__u32 kind;
+
+	/* Switched out while runnable: back on the runqueue now. The state is
+	 * read from the task (not the tracepoint's prev_state): __schedule()
+	 * resets it to TASK_RUNNING when a signal is pending and keeps the task
+	 * queued. */
+	if (prev->pid && sl_task_state(prev) == 0)
+		pe = mark_enqueue(prev, now, SL_SCHED_ENQ_PREEMPT);
+	if (!next->pid)
+		return 0;
+	e = bpf_task_storage_get(&sched_enq, next, 0, 0);
+	if (!e || !e->ts)
+		return 0;
+	wait = now - e->ts;
+	kind = e->kind;
+	e->ts = 0;
+	account_wait(prev, next, e, pe, wait, kind, now);
+	return 0;
+}
+
+/* sched_info mode: the kernel's own enqueue stamps; no wakeup hook. The
+ * wait is next's run_delay gathered since its previous switch-in plus the
+ * interval now ending (sched_info_arrive() runs after this tracepoint, in
+ * context_switch()), so a task migrated while queued (dequeue and enqueue,
+ * each closing and opening an interval) keeps its whole wait. A task first
+ * seen here (no storage: it began waiting before the agent, or is new)
+ * gets the current interval alone. A switch-in with no last_queued is one
+ * the kernel does not count either (pcount). */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct enq *e;
+	__u64 lq, now, cur, rd, wait, nivcsw;
+	__u32 kind;
+
+	if (!next->pid)
+		return 0;
+	lq = next->sched_info.last_queued;
+	if (!lq)
+		return 0;
+	now = task_rq_clock(next);
+	cur = now > lq ? now - lq : 0;
+	e = bpf_task_storage_get(&sched_enq, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!e)
+		return 0;
+	rd = next->sched_info.run_delay;
+	nivcsw = next->nivcsw;
+	if (e->rd_seen) {
+		wait = rd - e->rd + cur;
+		/* switched out involuntarily last time (still runnable) */
+		kind = nivcsw != e->nivcsw ? SL_SCHED_ENQ_PREEMPT : SL_SCHED_ENQ_WAKEUP;
+	} else {
+		wait = cur;
+		kind = next->sched_info.pcount ? 0 : SL_SCHED_ENQ_WAKEUP_NEW;
+	}
+	e->rd = rd + cur;
+	e->nivcsw = nivcsw;
+	e->rd_seen = 1;
+	account_wait(prev, next, e, NULL, wait, kind, 0);
 	return 0;
 }
 

@@ -839,6 +839,56 @@ static void sched_tick(struct sl_module *m, uint64_t now_ns)
 
 /* ---------- lifecycle ---------- */
 
+int sl_sched_use_sched_info(const char *wait_source, const char *schedstat_path)
+{
+	if (!strcmp(wait_source, "wakeup"))
+		return 0;
+	if (!strcmp(wait_source, "sched_info"))
+		return 1;
+	/* auto: /proc/<pid>/schedstat exists exactly when the kernel was
+	 * built with CONFIG_SCHED_INFO (fs/proc/base.c) */
+	return access(schedstat_path, R_OK) == 0;
+}
+
+/* Open and load bpf/sched.bpf.c with the programs of one way of timing a
+ * wait (sched_info: sched_switch_si; else the wakeup hooks and
+ * sched_switch). 0, or a negative errno with m->error set. */
+static int sched_load(struct sl_module *m, struct sched_priv *sp, int sched_info)
+{
+	const struct sl_sched_cfg *cfg = sp->cfg;
+	struct sched_bpf *s;
+	int err;
+
+	sp->sched_info = sched_info;
+	s = sp->skel = sched_bpf__open();
+	if (!s) {
+		snprintf(m->error, sizeof(m->error), "open BPF object: %s", strerror(errno));
+		return -errno;
+	}
+	bpf_program__set_autoload(s->progs.sched_switch_si, sched_info);
+	bpf_program__set_autoload(s->progs.sched_wakeup, !sched_info);
+	bpf_program__set_autoload(s->progs.sched_wakeup_new, !sched_info);
+	bpf_program__set_autoload(s->progs.sched_switch, !sched_info);
+	s->rodata->delay_threshold_ns = cfg->delay_threshold_ns;
+	s->rodata->delay_rate = cfg->delay_rate;
+	s->rodata->delay_burst = cfg->delay_burst;
+	s->rodata->sl_v1_subsys_id = sl_module_v1_subsys_id(m);
+	s->rodata->v1_hierarchy_id = sl_module_mounts(m)->v1_hierarchy_id;
+	bpf_map__set_max_entries(s->maps.sched_hist, (__u32)cfg->max_cgroups);
+	bpf_map__set_max_entries(s->maps.sched_slot, (__u32)cfg->max_cgroups);
+	bpf_map__set_max_entries(s->maps.sched_free, (__u32)cfg->max_cgroups);
+	bpf_map__set_max_entries(s->maps.sched_watch, (__u32)cfg->max_cgroups);
+	bpf_map__set_max_entries(s->maps.sched_pairs, (__u32)cfg->max_neighbour_pairs);
+	bpf_map__set_max_entries(s->maps.sched_events, (__u32)cfg->ringbuf_size);
+	err = sched_bpf__load(s);
+	if (err) {
+		snprintf(m->error, sizeof(m->error), "load BPF object (wait source %s): %s",
+			 sched_info ? "sched_info" : "wakeup", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 static int sched_init(struct sl_module *m)
 {
 	const struct sl_sched_cfg *cfg = sl_module_cfg(m);
@@ -865,40 +915,49 @@ static int sched_init(struct sl_module *m)
 	snprintf(sp->cpu_v1, sizeof(sp->cpu_v1), "%s", sl_module_mounts(m)->v1_ctrl[SL_CG_CPU]);
 	snprintf(sp->cpuacct_v1, sizeof(sp->cpuacct_v1), "%s", sl_module_mounts(m)->v1_ctrl[SL_CG_CPUACCT]);
 
-	s = sp->skel = sched_bpf__open();
-	if (!s) {
-		snprintf(m->error, sizeof(m->error), "open BPF object: %s", strerror(errno));
-		return -errno;
+	err = sched_load(m, sp, sl_sched_use_sched_info(cfg->wait_source, "/proc/self/schedstat"));
+	if (err && !strcmp(cfg->wait_source, "auto") && sp->sched_info) {
+		/* a kernel without the sched_info fields or the runqueues
+		 * symbol in its BTF: the wakeup hooks, as runqlat */
+		char why[sizeof(m->error)];
+		snprintf(why, sizeof(why), "%s", m->error);
+		sched_bpf__destroy(sp->skel);
+		sp->skel = NULL;
+		m->error[0] = 0;
+		err = sched_load(m, sp, 0);
+		if (!err)
+			snprintf(sp->source_why, sizeof(sp->source_why), "sched_info not usable (%.100s)", why);
 	}
-	s->rodata->delay_threshold_ns = cfg->delay_threshold_ns;
-	s->rodata->delay_rate = cfg->delay_rate;
-	s->rodata->delay_burst = cfg->delay_burst;
-	s->rodata->sl_v1_subsys_id = sl_module_v1_subsys_id(m);
-	s->rodata->v1_hierarchy_id = sl_module_mounts(m)->v1_hierarchy_id;
-	bpf_map__set_max_entries(s->maps.sched_hist, (__u32)cfg->max_cgroups);
-	bpf_map__set_max_entries(s->maps.sched_slot, (__u32)cfg->max_cgroups);
-	bpf_map__set_max_entries(s->maps.sched_free, (__u32)cfg->max_cgroups);
-	bpf_map__set_max_entries(s->maps.sched_watch, (__u32)cfg->max_cgroups);
-	bpf_map__set_max_entries(s->maps.sched_pairs, (__u32)cfg->max_neighbour_pairs);
-	bpf_map__set_max_entries(s->maps.sched_events, (__u32)cfg->ringbuf_size);
-	err = sched_bpf__load(s);
-	if (err) {
-		snprintf(m->error, sizeof(m->error), "load BPF object: %s", strerror(-err));
+	if (err)
 		return err;
-	}
+	s = sp->skel;
 	err = sched_slots_init(sp);
 	if (err) {
 		snprintf(m->error, sizeof(m->error), "fill sched_free: %s", strerror(-err));
 		return err;
 	}
-	sl_module_attach(m, s->progs.sched_wakeup, &s->links.sched_wakeup, "tp_btf/sched_wakeup");
-	sl_module_attach(m, s->progs.sched_wakeup_new, &s->links.sched_wakeup_new, "tp_btf/sched_wakeup_new");
-	sl_module_attach(m, s->progs.sched_switch, &s->links.sched_switch, "tp_btf/sched_switch");
-	sl_module_attach(m, s->progs.sched_cgroup_rmdir, &s->links.sched_cgroup_rmdir, "tp_btf/cgroup_rmdir");
-	if (!s->links.sched_wakeup || !s->links.sched_switch) {
-		snprintf(m->error, sizeof(m->error), "sched_wakeup/sched_switch could not be attached");
-		return -ENOTSUP;
+	if (sp->sched_info) {
+		static const char why[] = "not needed: waits are timed from the kernel's sched_info (sched.wait_source)";
+		sl_module_hook(m, "tp_btf/sched_wakeup", SL_HOOK_DISABLED, why);
+		sl_module_hook(m, "tp_btf/sched_wakeup_new", SL_HOOK_DISABLED, why);
+		sl_module_attach(m, s->progs.sched_switch_si, &s->links.sched_switch_si, "tp_btf/sched_switch");
+		if (!s->links.sched_switch_si) {
+			snprintf(m->error, sizeof(m->error), "sched_switch could not be attached");
+			return -ENOTSUP;
+		}
+	} else {
+		sl_module_attach(m, s->progs.sched_wakeup, &s->links.sched_wakeup, "tp_btf/sched_wakeup");
+		sl_module_attach(m, s->progs.sched_wakeup_new, &s->links.sched_wakeup_new,
+				 "tp_btf/sched_wakeup_new");
+		sl_module_attach(m, s->progs.sched_switch, &s->links.sched_switch, "tp_btf/sched_switch");
+		if (!s->links.sched_wakeup || !s->links.sched_switch) {
+			snprintf(m->error, sizeof(m->error), "sched_wakeup/sched_switch could not be attached");
+			return -ENOTSUP;
+		}
+		if (sp->source_why[0]) /* auto fell back: the figures are the same, the cost higher */
+			sl_log(SL_LOG_WARN, "sched", "waits timed with the wakeup hooks: %s", sp->source_why);
 	}
+	sl_module_attach(m, s->progs.sched_cgroup_rmdir, &s->links.sched_cgroup_rmdir, "tp_btf/cgroup_rmdir");
 	/* The per-task cgroup-key cache (bpf/sched.bpf.c task_key) is on only
 	 * when both cgroup-move hooks that invalidate it are attached. */
 	sl_module_attach(m, s->progs.sched_cgroup_attach, &s->links.sched_cgroup_attach, "tp_btf/cgroup_attach_task");

@@ -23,9 +23,18 @@ struct sl_sched_cfg {
 	uint64_t max_neighbour_pairs; /* (victim, neighbour) entries */
 	uint64_t max_containers;      /* exported series */
 	uint64_t ringbuf_size;        /* bytes, power of two */
+	char wait_source[16];         /* "auto", "sched_info" or "wakeup": how a wait is timed
+	                               * (bpf/sched.bpf.c; docs/SCHED.md "How a wait is timed") */
 };
 
-#define SL_SCHED_NCFG 8
+#define SL_SCHED_NCFG 9
+
+/* Whether the sched module times waits from the kernel's sched_info
+ * (1) or with wakeup hooks (0), for sched.wait_source: "sched_info" 1,
+ * "wakeup" 0, "auto" 1 when schedstat_path (/proc/self/schedstat, present
+ * exactly when the kernel has CONFIG_SCHED_INFO) is readable. In auto mode
+ * a load failure of the sched_info program still falls back to wakeup. */
+int sl_sched_use_sched_info(const char *wait_source, const char *schedstat_path);
 #define SL_SCHED_NFAMILIES 12
 #define SL_SCHED_NHOOKS 4
 extern const struct sl_cfg_key sl_sched_cfg_keys[SL_SCHED_NCFG];

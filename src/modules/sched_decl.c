@@ -25,12 +25,20 @@ const struct sl_cfg_key sl_sched_cfg_keys[SL_SCHED_NCFG] = {
 	K("max_containers", SL_CFG_UINT, max_containers, "256", 1, 1u << 16, "container series exported"),
 	K("ringbuf_size", SL_CFG_BYTES, ringbuf_size, "256KiB", 4096, 1u << 30,
 	  "sched ring buffer bytes, a power of two"),
+	K("wait_source", SL_CFG_STR, wait_source, "auto", 0, 0,
+	  "how a runqueue wait is timed: sched_info (the kernel's own enqueue stamps, one hook), wakeup (wakeup and "
+	  "switch hooks, as runqlat), auto (sched_info where the kernel keeps it)"),
 };
 
 int sl_sched_cfg_check(const void *cfg, char *err, size_t errlen)
 {
 	const struct sl_sched_cfg *c = cfg;
 
+	if (strcmp(c->wait_source, "auto") && strcmp(c->wait_source, "sched_info") &&
+	    strcmp(c->wait_source, "wakeup")) {
+		snprintf(err, errlen, "sched.wait_source: '%s' is not auto, sched_info or wakeup", c->wait_source);
+		return -1;
+	}
 	if (c->ringbuf_size & (c->ringbuf_size - 1)) {
 		snprintf(err, errlen, "sched.ringbuf_size: %llu is not a power of two",
 			 (unsigned long long)c->ringbuf_size);
@@ -103,8 +111,8 @@ const struct sl_prom_family sl_sched_families[SL_SCHED_NFAMILIES] = {
 };
 
 const struct sl_hook_decl sl_sched_hooks[SL_SCHED_NHOOKS] = {
-	{"tp_btf/sched_wakeup", "runqueue latency: wakeups"},
-	{"tp_btf/sched_wakeup_new", "runqueue latency: new tasks"},
+	{"tp_btf/sched_wakeup", "runqueue latency: wakeups (sched.wait_source wakeup only)"},
+	{"tp_btf/sched_wakeup_new", "runqueue latency: new tasks (sched.wait_source wakeup only)"},
 	{"tp_btf/sched_switch", "runqueue latency, contention, neighbours"},
 	{"tp_btf/cgroup_rmdir", "removed cgroups leave the kernel maps"},
 };

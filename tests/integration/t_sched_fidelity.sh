@@ -8,6 +8,10 @@
 # The window is bounded by stopping every task of the container (SIGSTOP):
 # a stopped task does not run, so both counts are frozen at both ends and
 # the agent's tick (1 s) is not a source of skew.
+# SL_SCHED_WAIT_SOURCE (sched.wait_source: auto, the default, or wakeup)
+# picks how the agent times waits; t_sched_fidelity_wakeup runs this with
+# wakeup, whose wakeup/switch hooks are a reader independent of the
+# kernel's sched_info that the default mode reads at each switch-in.
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/container.sh"
 source "$(dirname "$0")/lib_sched.sh"
@@ -16,7 +20,19 @@ sl_require_agent_env
 ct_require
 [ -r /proc/self/schedstat ] || skip "/proc/<pid>/schedstat not available (kernel without CONFIG_SCHED_INFO)"
 
-sl_agent_start
+WS=${SL_SCHED_WAIT_SOURCE:-auto}
+sl_agent_start "sched:
+  wait_source: $WS"
+hooks=$(jq -r '[.modules[] | select(.name == "sched") | .hooks[] | "\(.name)=\(.state)"] | join(" ")' "$SL_LOGDIR/healthz.json")
+note "sched hooks ($WS): $hooks"
+case $WS in
+auto) want="tp_btf/sched_wakeup=disabled tp_btf/sched_wakeup_new=disabled tp_btf/sched_switch=attached" ;;
+wakeup) want="tp_btf/sched_wakeup=attached tp_btf/sched_wakeup_new=attached tp_btf/sched_switch=attached" ;;
+*) fail "unknown SL_SCHED_WAIT_SOURCE $WS" ;;
+esac
+for w in $want; do
+	case " $hooks " in *" $w "*) ;; *) fail "sched hook state $w expected (wait source $WS), got: $hooks" ;; esac
+done
 cat >"$SL_TMP/hogs.sh" <<'SH'
 #!/bin/sh
 /bin/sl-testprog spin 60 &
