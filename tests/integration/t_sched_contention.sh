@@ -56,6 +56,13 @@ for pair in "$A $B" "$B $A"; do
 	note "$v sched_delay: $(printf '%s' "$ev" | jq -c '{pid, comm, wait_ns, cpu, contention, neighbour: .neighbour | {pid, comm, container_id}}')"
 	printf '%s' "$ev" | jq -e '.wait_ns >= 1000000 and .contention == "external" and .container_id != ""' >/dev/null ||
 		fail "$v: sched_delay event fields wrong: $ev"
+	# the spinners never sleep: every wait is a preemption (a task's first
+	# wait seen by the agent may be "unknown", nothing may be "wakeup")
+	kinds=$(curl -sf -m 5 "$SL_API/api/v1/events?container=$v&type=sched_delay" |
+		jq -c '[.events[] | .enqueue] | group_by(.) | map({(.[0]): length}) | add')
+	note "$v sched_delay enqueue kinds: $kinds"
+	printf '%s' "$kinds" | jq -e '(.preempted // 0) > 0 and (.wakeup // 0) == 0 and (.wakeup_new // 0) <= 1 and (.unknown // 0) <= 2' >/dev/null ||
+		fail "$v: sched_delay enqueue kinds of a CPU-bound task wrong: $kinds"
 done
 assert_eq "pod_uid of A" "$A_POD" "$(sched_json "$A" | jq -r .pod_uid)"
 
