@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench-section: sched-overhead
-# Per-event BPF cost of sandlens' sched module vs libbpf-tools runqlat and
-# vs a floor program, side by side on the same scheduler loads, repeated.
+# BPF cost per context switch of sandlens' sched module vs libbpf-tools
+# runqlat and vs a floor program, side by side on the same scheduler loads,
+# repeated.
 #
 #   bench/sched-overhead.sh [BUILD_DIR]        (root; default build/)
 #
@@ -14,18 +15,26 @@
 #                     agent's other hooks and threads)
 #      BENCH_LOOPS    `perf bench sched messaging -l` loops (default 1000)
 #      BENCH_BUSY_S   seconds of the CPU-bound load (default 6)
+#      BENCH_WAKEUP   1 (default): also sandlensd with sched.wait_source:
+#                     wakeup (the fallback where the kernel keeps no
+#                     sched_info) as a fourth tool; 0: not
 #      BENCH_BASE     a build dir of another commit (alone mode): its
 #                     sandlensd runs as a fourth tool, "base", for a same-run
 #                     before/after of the sched programs
 #      SL_BENCH_RESULTS=FILE  write the markdown section to FILE (make bench)
 #
-# Three tools on the same three hooks (sched_wakeup, sched_wakeup_new,
-# sched_switch; every one as tp_btf): sandlensd with its defaults, runqlat
-# with its defaults (one global histogram), and build/bench/sl-sched-floor
-# (bench/floor/sched_floor.bpf.c: clock read + task-storage write only, the
-# least any runqueue-latency tool does). kernel.bpf_stats_enabled=1 (restored
-# after); ns/event of a tool = Σ Δrun_time_ns / Σ Δrun_cnt over its three
-# programs during one load.
+# The tools: sandlensd with its defaults (sched.wait_source auto: on a
+# kernel with CONFIG_SCHED_INFO one program, tp_btf/sched_switch, reading
+# the kernel's own enqueue stamps; else the three hooks below), runqlat with
+# its defaults (one global histogram) and build/bench/sl-sched-floor
+# (bench/floor/sched_floor.bpf.c: clock read + task-storage write only on
+# tp_btf sched_wakeup, sched_wakeup_new and sched_switch, the least a tool
+# that stamps wakeups itself does). kernel.bpf_stats_enabled=1 (restored
+# after); the cost of a tool = Σ Δrun_time_ns over its scheduler programs
+# / Δrun_cnt of its sched_switch program during one load: BPF ns per
+# context switch (every tool runs one program per switch; runqlat and the
+# floor also one per wakeup, which this counts against them, and sandlensd
+# by default none: a per-program-run average would hide that).
 # Loads, each run in every repeat, alternating which goes first:
 #   messaging  `perf bench sched messaging -g 10 -l LOOPS` in one v2 cgroup
 #              (waits mostly internal: woken by / behind the same cgroup)
@@ -76,6 +85,7 @@ profiling:
 *) echo "BENCH_AGENT must be full or sched" >&2; exit 2 ;;
 esac
 LOOPS=${BENCH_LOOPS:-1000}
+WAKEUP=${BENCH_WAKEUP:-1}
 BUSY=${BENCH_BUSY_S:-6}
 sl_init
 export SL_START_TIMEOUT=${SL_START_TIMEOUT:-900}
@@ -113,13 +123,13 @@ prog_ids() {
 	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un | paste -sd, -)
 	[ -n "$ids" ] || return 0
 	bpftool prog show -j | jq -r --argjson ids "[$ids]" \
-		'.[] | select(.id as $i | $ids | index($i)) | select(.name | test("sched_(wakeup|wakeup_new|switch)$")) | .id'
+		'.[] | select(.id as $i | $ids | index($i)) | select(.name | test("sched_(wakeup|wakeup_new|switch|switch_si)$")) | .id'
 }
 
 # one snapshot of every tool's programs: "tool name run_time_ns run_cnt"
 snap() {
 	bpftool prog show -j | jq -r --argjson m "$IDMAP" \
-		'.[] | select($m[(.id|tostring)]) | "\($m[(.id|tostring)]) \(.name) \(.run_time_ns // 0) \(.run_cnt // 0)"'
+		'.[] | select($m[(.id|tostring)]) | "\($m[(.id|tostring)]) \(.name | sub("_si$"; "")) \(.run_time_ns // 0) \(.run_cnt // 0)"'
 }
 
 RQ= FLP= AGENT_KIND=sandlens
@@ -128,6 +138,11 @@ start_tool() {
 	sl)
 		AGENT_KIND=sandlens
 		SL_LOG_LEVEL=warn sl_agent_start "$AGENT_CFG"
+		;;
+	sw)
+		AGENT_KIND=sandlens_wakeup
+		SL_LOG_LEVEL=warn sl_agent_start "$AGENT_CFG${AGENT_CFG:+$'\n'}sched:
+  wait_source: wakeup"
 		;;
 	sb)
 		AGENT_KIND=base
@@ -189,10 +204,12 @@ map_tools() {
 	} | paste -sd, - | sed 's/^/{/;s/$/}/')
 	for tool in "$@"; do
 		n=$(jq --arg t "$tool" '[.[] | select(. == $t)] | length' <<<"$IDMAP")
-		[ "$n" = 3 ] || fail "$tool: $n scheduler programs found, expected 3 ($IDMAP)"
+		# 3 (wakeup, wakeup_new, switch), or sandlensd's one sched_switch_si
+		# (sched.wait_source sched_info)
+		[ "$n" = 3 ] || [ "$n" = 1 ] || fail "$tool: $n scheduler programs found, expected 3 or 1 ($IDMAP)"
 		grep -q "^$tool " "$SL_TMP/xlated" && continue
 		bpftool prog show -j | jq -r --argjson m "$IDMAP" --arg t "$tool" \
-			'.[] | select($m[(.id|tostring)] == $t) | "\($t) \(.name) \(.bytes_xlated / 8) \(.bytes_jited)"' |
+			'.[] | select($m[(.id|tostring)] == $t) | "\($t) \(.name | sub("_si$"; "")) \(.bytes_xlated / 8) \(.bytes_jited)"' |
 			sort | tee -a "$SL_TMP/xlated" |
 			awk '{printf "# xlated: %-8s %-16s %4d insns, %5d bytes jited\n", $1, $2, $3, $4}'
 	done
@@ -202,7 +219,7 @@ start_tools() {
 	for t in "$@"; do start_tool "$t"; done
 	[ -z "$RQ" ] || kill -0 "$RQ" 2>/dev/null || { cat "$SL_TMP/runqlat.out"; fail "runqlat did not start"; }
 	local names=()
-	for t in "$@"; do case $t in sl) names+=(sandlens) ;; sb) names+=(base) ;; rq) names+=(runqlat) ;; fl) names+=(floor) ;; esac; done
+	for t in "$@"; do case $t in sl) names+=(sandlens) ;; sw) names+=(sandlens_wakeup) ;; sb) names+=(base) ;; rq) names+=(runqlat) ;; fl) names+=(floor) ;; esac; done
 	map_tools "${names[@]}"
 	sleep 1
 }
@@ -215,11 +232,12 @@ measure() {
 	join <(awk '{print $1"/"$2, $3, $4}' "$SL_TMP/s0" | sort) <(awk '{print $1"/"$2, $3, $4}' "$SL_TMP/s1" | sort) |
 		awk -v l="$l" -v r="$r" '{split($1, k, "/"); dt = $4 - $2; dc = $5 - $3
 			printf "%s %d %s %s %.1f %d\n", l, r, k[1], k[2], dc ? dt / dc : 0, dc
-			T[k[1]] += dt; C[k[1]] += dc }
+			T[k[1]] += dt; if (k[2] == "sched_switch") C[k[1]] += dc }
 			END { for (t in T) printf "%s %d %s ALL %.1f %d\n", l, r, t, C[t] ? T[t] / C[t] : 0, C[t] }' >>"$RES"
 }
 
 tools=(sl rq fl)
+[ "$WAKEUP" = 1 ] && tools+=(sw)
 [ -n "$BASE" ] && tools+=(sb)
 NT=${#tools[@]}
 for ((r = 1; r <= REPS; r++)); do
@@ -241,8 +259,9 @@ for ((r = 1; r <= REPS; r++)); do
 		t1=$(date +%s.%N)
 		awk -v l="$l" -v r="$r" -v d="$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b - a}')" -v o="${order[*]}" '
 			$1 == l && $2 == r && $4 == "ALL" { v[$3] = $5; c[$3] = $6 }
-			END { printf "repeat %d %-9s %5ss order %-11s  sandlens %6.1f  runqlat %6.1f  floor %6.1f ns/event (%d events)  sl/rq %.3f  sl/floor %.2f",
+			END { printf "repeat %d %-9s %5ss order %-11s  sandlens %6.1f  runqlat %6.1f  floor %6.1f ns/switch (%d switches)  sl/rq %.3f  sl/floor %.2f",
 				r, l, d, o, v["sandlens"], v["runqlat"], v["floor"], c["sandlens"], v["sandlens"] / v["runqlat"], v["sandlens"] / v["floor"]
+				if (v["sandlens_wakeup"]) printf "  sandlens(wakeup) %6.1f /rq %.3f", v["sandlens_wakeup"], v["sandlens_wakeup"] / v["runqlat"]
 				if (v["base"]) printf "  base %6.1f sl/base %.3f", v["base"], v["sandlens"] / v["base"]
 				printf "\n" }' "$RES"
 	done
@@ -272,7 +291,7 @@ summary() {
 
 verdict=PASS
 echo
-printf '%-10s %-16s %8s %8s %8s %9s  %-22s %-20s\n' load program sandlens runqlat floor events "sl/rq med (min..max)" "sl/floor med (min..max)"
+printf '%-10s %-16s %8s %8s %8s %9s  %-22s %-20s\n' load program sandlens runqlat floor switches "sl/rq med (min..max)" "sl/floor med (min..max)"
 for l in messaging busy; do
 	for p in ALL sched_wakeup sched_wakeup_new sched_switch; do
 		read -r s q f e a amn amx b bmn bmx < <(summary "$l" "$p")
@@ -299,6 +318,27 @@ basesum() {
 			printf "%.1f %.1f %.3f %.3f %.3f\n", med(b, R), med(s, R), med(qq, R), mn, mx
 		}' "$RES"
 }
+# the fallback (sandlens_wakeup) against runqlat and the floor. wakesum LOAD
+wakesum() {
+	awk -v l="$1" '
+		$1 == l && $4 == "ALL" { v[$2, $3] = $5; if ($2 > R) R = $2 }
+		function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+		END {
+			for (r = 1; r <= R; r++) { w[r] = v[r, "sandlens_wakeup"]; q[r] = w[r] / v[r, "runqlat"]; f[r] = w[r] / v[r, "floor"]; qq[r] = q[r]; ff[r] = f[r] }
+			qmn = qmx = q[1]; fmn = fmx = f[1]
+			for (r = 2; r <= R; r++) { if (q[r] < qmn) qmn = q[r]; if (q[r] > qmx) qmx = q[r]; if (f[r] < fmn) fmn = f[r]; if (f[r] > fmx) fmx = f[r] }
+			printf "%.1f %.3f %.3f %.3f %.2f %.2f %.2f\n", med(w, R), med(qq, R), qmn, qmx, med(ff, R), fmn, fmx
+		}' "$RES"
+}
+if [ "$WAKEUP" = 1 ]; then
+	echo
+	echo "fallback (sched.wait_source: wakeup), ns per context switch:"
+	for l in messaging busy; do
+		read -r w q qmn qmx f fmn fmx < <(wakesum "$l")
+		printf '%-10s sandlens(wakeup) %8s  /runqlat %s (%s..%s)  /floor %s (%s..%s)\n' "$l" "$w" "$q" "$qmn" "$qmx" "$f" "$fmn" "$fmx"
+	done
+fi
 if [ -n "$BASE" ]; then
 	echo
 	echo "before/after (base = $BASE${BENCH_BASE_COMMIT:+, commit $BENCH_BASE_COMMIT}):"
@@ -312,9 +352,11 @@ if [ -n "$BASE" ]; then
 	awk '$1 == "base" {printf "# xlated: base     %-16s %4d insns\n", $2, $3}' "$SL_TMP/xlated"
 fi
 
+# xlated size of tool $1's program $2 ("-": none)
+xl() { awk -v t="$1" -v p="$2" '$1 == t && $2 == p {n = $3 " insns"} END {print n ? n : "-"}' "$SL_TMP/xlated"; }
 if [ -n "${SL_BENCH_RESULTS:-}" ]; then
 	{
-		echo "## sched module: per-event BPF cost vs libbpf-tools runqlat and a floor (bench/sched-overhead.sh)"
+		echo "## sched module: BPF cost per context switch vs libbpf-tools runqlat and a floor (bench/sched-overhead.sh)"
 		echo
 		echo "Command: \`bench/sched-overhead.sh $B\` (BENCH_MODE=$MODE BENCH_AGENT=$AGENT BENCH_REPEATS=$REPS BENCH_LOOPS=$LOOPS BENCH_BUSY_S=$BUSY), $START,"
 		echo "commit $(git rev-parse --short HEAD 2>/dev/null). Host: $(nproc) CPUs, kernel $(uname -r); load average before"
@@ -322,25 +364,28 @@ if [ -n "${SL_BENCH_RESULTS:-}" ]; then
 		echo "on the scheduler hooks: $OTHER_SCHED."
 		echo
 		if [ "$MODE" = alone ]; then
-			echo "Each tool attached alone (tp_btf sched_wakeup, sched_wakeup_new, sched_switch) for its own run of each"
-			echo "load, the three runs of a load back to back in every repeat, their order rotated per repeat;"
+			echo "Each tool attached alone for its own run of each load, the runs of a load back to back in every"
+			echo "repeat, their order rotated per repeat;"
 		else
-			echo "All three tools attached at once (tp_btf sched_wakeup, sched_wakeup_new, sched_switch), restarted in a"
-			echo "rotated attach order every repeat (the first attached pays the cold lines: see the script);"
+			echo "All tools attached at once, restarted in a rotated attach order every repeat (the first attached pays"
+			echo "the cold lines: see the script);"
 		fi
 		if [ "$AGENT" = sched ]; then
 			echo "sandlensd with only the sched module (every other module, stats and continuous profiling off);"
 		else
 			echo "sandlensd with its default config (every module, continuous profiling on);"
 		fi
-		echo "ns/event = Σ Δrun_time_ns / Σ Δrun_cnt over a tool's three programs"
-		echo "(\`kernel.bpf_stats_enabled=1\`). Floor: bench/floor/sched_floor.bpf.c (clock read + task-storage write"
-		echo "only). Loads: **messaging** = \`perf bench sched messaging -g 10 -l $LOOPS\` in one v2 cgroup;"
+		echo "sandlensd times waits from the kernel's sched_info (\`sched.wait_source\` auto: one program on"
+		echo "tp_btf/sched_switch, \`sched_switch_si\`, shown as sched_switch below; no wakeup programs); runqlat and the"
+		echo "floor run on tp_btf sched_wakeup, sched_wakeup_new and sched_switch."
+		echo "ns/switch = Σ Δrun_time_ns over a tool's scheduler programs / Δrun_cnt of its sched_switch program"
+		echo "(\`kernel.bpf_stats_enabled=1\`): BPF ns per context switch of the load, wakeup programs included."
+		echo "Floor: bench/floor/sched_floor.bpf.c (clock read + task-storage write only, on the three hooks). Loads: **messaging** = \`perf bench sched messaging -g 10 -l $LOOPS\` in one v2 cgroup;"
 		echo "**busy** = two v2 cgroups with one CPU-bound loop each, both pinned to one CPU, ${BUSY} s."
 		echo "The machine is shared (other agents, builds and test runs): see the load average."
 		echo "Median over $REPS repeats (min..max of the same-run ratios):"
 		echo
-		echo "| load | sandlens ns/event | runqlat ns/event | floor ns/event | events | sandlens / runqlat | sandlens / floor |"
+		echo "| load | sandlens ns/switch | runqlat ns/switch | floor ns/switch | switches | sandlens / runqlat | sandlens / floor |"
 		echo "|---|---:|---:|---:|---:|---:|---:|"
 		for l in messaging busy; do
 			eval "set -- \$SUM_$l"
@@ -349,7 +394,7 @@ if [ -n "${SL_BENCH_RESULTS:-}" ]; then
 		echo
 		echo "Goal (issue 13): median sandlens/runqlat ≤ 0.35 and sandlens/floor ≤ 2 on both loads: **$verdict**."
 		echo
-		echo "Per program, median ns/run, and size (xlated instructions):"
+		echo "Per program, median ns/run (0: the tool has no such program), and size (xlated instructions):"
 		echo
 		echo "| load | program | sandlens | runqlat | floor |"
 		echo "|---|---|---:|---:|---:|"
@@ -360,12 +405,25 @@ if [ -n "${SL_BENCH_RESULTS:-}" ]; then
 			done
 		done
 		for p in sched_wakeup sched_wakeup_new sched_switch; do
-			echo "| size | $p | $(awk -v p=$p '$1 == "sandlens" && $2 == p {print $3}' "$SL_TMP/xlated") insns | $(awk -v p=$p '$1 == "runqlat" && $2 == p {print $3}' "$SL_TMP/xlated") insns | $(awk -v p=$p '$1 == "floor" && $2 == p {print $3}' "$SL_TMP/xlated") insns |"
+			echo "| size | $p | $(xl sandlens $p) | $(xl runqlat $p) | $(xl floor $p) |"
 		done
+		if [ "$WAKEUP" = 1 ]; then
+			echo
+			echo "The fallback in the same run: sandlensd with \`sched.wait_source: wakeup\` (the wakeup and switch hooks, as"
+			echo "runqlat; what a kernel without CONFIG_SCHED_INFO gets) as a fourth tool, \"sandlens (wakeup)\"; median ns per"
+			echo "context switch and the median (min..max) of its per-repeat ratio to runqlat and to the floor:"
+			echo
+			echo "| load | sandlens (wakeup) ns/switch | / runqlat | / floor |"
+			echo "|---|---:|---:|---:|"
+			for l in messaging busy; do
+				read -r w q qmn qmx f fmn fmx < <(wakesum "$l")
+				echo "| $l | $w | $q ($qmn..$qmx) | $f ($fmn..$fmx) |"
+			done
+		fi
 		if [ -n "$BASE" ]; then
 			echo
 			echo "Before/after in the same run: \"base\" = the sandlensd of commit ${BENCH_BASE_COMMIT:-?} as a fourth tool"
-			echo "(BENCH_BASE), median ns/event and the median (min..max) of the per-repeat ratio:"
+			echo "(BENCH_BASE), median ns/switch and the median (min..max) of the per-repeat ratio:"
 			echo
 			echo "| load | program | base | sandlens | sandlens / base |"
 			echo "|---|---|---:|---:|---:|"
