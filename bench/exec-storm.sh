@@ -32,7 +32,8 @@
 # (vfork+execve of a static no-op, one after another, waiting for each).
 # Figures per repeat:
 #   BPF ns per exec  Σ Δrun_time_ns of the tool's exec-path programs / execs
-#                    (sandlensd: handle_exec + handle_exit + handle_signal;
+#                    (sandlensd: handle_exec + handle_exit + handle_signal
+#                    + cprof_exec of continuous profiling;
 #                    execsnoop: its two execve tracepoint programs; floor:
 #                    its three), from bpftool prog show (prog ids from
 #                    /proc/PID/fdinfo of each tool)
@@ -80,8 +81,9 @@ echo "# repeats $REPS, $N execs each, $PAR storm processes"
 
 cfg=""
 if [ "${BENCH_ALL_MODULES:-0}" != 1 ]; then
-	cfg=$(for m in sched mem stall io net hw gpu stats; do printf '%s:\n  enabled: false\n' "$m"; done
-		printf 'profiling:\n  continuous:\n    enabled: false\n')
+	# the proc module and continuous profiling (on by default; its
+	# cprof_exec program runs on every exec too)
+	cfg=$(for m in sched mem stall io net hw gpu stats; do printf '%s:\n  enabled: false\n' "$m"; done)
 fi
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -129,7 +131,8 @@ stop_tools() {
 sl_on_exit stop_tools
 
 # The exec-path programs of each tool.
-SL_PROGS="handle_exec handle_exit handle_signal"
+SL_PROGS="handle_exec handle_exit handle_signal cprof_exec"
+FL_PROGS="handle_exec handle_exit handle_signal"
 ES_PROGS="tracepoint__syscalls__sys_enter_execve tracepoint__syscalls__sys_exit_execve"
 
 RES=$SL_TMP/res # "rep tool prog ns_per_run runs dns" and "rep tool EXEC ns_per_exec execs 0"
@@ -234,7 +237,7 @@ echo "load $LOAD0 -> $LOAD1"
 echo "goal (median sandlensd/execsnoop <= 0.3): $verdict"
 echo "per program, median ns/run (runs):"
 for t in sandlensd execsnoop floor; do
-	case $t in execsnoop) ps=$ES_PROGS ;; *) ps=$SL_PROGS ;; esac
+	case $t in execsnoop) ps=$ES_PROGS ;; floor) ps=$FL_PROGS ;; *) ps=$SL_PROGS ;; esac
 	for p in $ps; do
 		read -r m mn mx < <(per_rep "$t" "$p" | awk '{print $2}' | medspread)
 		runs=$(awk -v t="$t" -v p="$p" '$2 == t && $3 == p {print $5}' "$RES" | medspread | cut -d' ' -f1)
@@ -251,12 +254,13 @@ if [ -n "${SL_BENCH_RESULTS:-}" ]; then
 		echo "other sandlensd processes: $OTHERS; other exec programs loaded: $OTHER_EXEC. The machine was shared"
 		echo "(other builds and tests running): absolute figures are noisy, the same-repeat ratios less."
 		echo
-		echo "sandlensd ($( [ "${BENCH_ALL_MODULES:-0}" = 1 ] && echo 'default config, every module' || echo 'proc module only')), execsnoop (libbpf-tools, stdout to /dev/null) and the floor"
+		echo "sandlensd ($( [ "${BENCH_ALL_MODULES:-0}" = 1 ] && echo 'default config, every module' || echo 'proc module and continuous profiling')), execsnoop (libbpf-tools, stdout to /dev/null) and the floor"
 		echo "(bench/floor/exec_floor.bpf.c: clock + 16-byte ring-buffer record per exec and per process exit, the fatal-signal"
 		echo "test, a reader draining the ring) attached together, restarted in a rotated attach order every repeat; each"
 		echo "repeat: $PAR parallel \`sl-testprog storm $per sl-true\` (vfork+execve of a static no-op), $REPS repeats,"
 		echo "storm rate $RATE_M execs/s median ($RATE_MIN..$RATE_MAX). BPF ns per exec = Σ Δrun_time_ns of the tool's"
-		echo "exec-path programs / execs (\`kernel.bpf_stats_enabled=1\`; sandlensd: handle_exec + handle_exit + handle_signal)."
+		echo "exec-path programs / execs (\`kernel.bpf_stats_enabled=1\`; sandlensd: handle_exec + handle_exit + handle_signal"
+		echo "+ the continuous profiler's cprof_exec)."
 		echo "Median (min..max) over the repeats; ratios are per repeat:"
 		echo
 		echo "| | sandlensd | execsnoop | floor | sandlensd / execsnoop | sandlensd / floor |"
@@ -276,7 +280,7 @@ if [ -n "${SL_BENCH_RESULTS:-}" ]; then
 		echo "| tool | program | ns/run | runs | xlated insns |"
 		echo "|---|---|---:|---:|---:|"
 		for t in sandlensd execsnoop floor; do
-			case $t in execsnoop) ps=$ES_PROGS ;; *) ps=$SL_PROGS ;; esac
+			case $t in execsnoop) ps=$ES_PROGS ;; floor) ps=$FL_PROGS ;; *) ps=$SL_PROGS ;; esac
 			for p in $ps; do
 				read -r m _ _ < <(per_rep "$t" "$p" | awk '{print $2}' | medspread)
 				runs=$(awk -v t="$t" -v p="$p" '$2 == t && $3 == p {print $5}' "$RES" | medspread | cut -d' ' -f1)

@@ -6,7 +6,8 @@
  *                profiling.continuous.hz; the interrupted task's kernel
  *                and user stacks
  *   tp_btf/sched_process_exec  cprof_exec: the exec'd file of each process
- *                (path, parent) in `cprof_execs` by tgid (LRU): user space
+ *                (path, parent) in `cprof_execs` by tgid (a direct-mapped
+ *                array of the last SL_CPROF_EXEC_SLOTS execs): user space
  *                looks up the processes it sampled but could not snapshot
  *                (gone before the 1 s poll) and indexes that file's
  *                build-id through the parent's root, so a process that ran
@@ -81,10 +82,15 @@ struct {
 	__type(value, struct sl_cprof_pid);
 } cprof_pids SEC(".maps");
 
-/* The file each process exec'd last, by tgid (LRU: the oldest go). */
+/* The file each process exec'd last: slot tgid % SL_CPROF_EXEC_SLOTS of a
+ * plain array, a direct-mapped table of the last execs. Pids are handed
+ * out in sequence, so it holds about the last SL_CPROF_EXEC_SLOTS execs
+ * (user space checks the slot's tgid). An array slot is written in place:
+ * no hash, no lock, no LRU eviction (an LRU hash cost ~1.8 us an exec in
+ * bench/exec-storm.sh, more than the proc module's exec event). */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SL_CPROF_EXEC_SLOTS);
 	__type(key, __u32);
 	__type(value, struct sl_prof_exec_val);
 } cprof_execs SEC(".maps");
@@ -155,19 +161,24 @@ int cprof_sample(struct bpf_perf_event_data *ctx)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(cprof_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	struct sl_prof_exec_val *v, z = {};
-	__u32 tgid = p->tgid;
+	struct sl_prof_exec_val *v;
+	__u32 tgid = p->tgid, idx = tgid & (SL_CPROF_EXEC_SLOTS - 1);
 
 	(void)old_pid;
-	/* the value lives in the map: no 264-byte copy on the BPF stack */
-	if (bpf_map_update_elem(&cprof_execs, &tgid, &z, BPF_ANY))
-		return 0;
-	v = bpf_map_lookup_elem(&cprof_execs, &tgid);
+	v = bpf_map_lookup_elem(&cprof_execs, &idx);
 	if (!v)
 		return 0;
+	/* tgid last: a reader that finds its tgid finds the path written
+	 * (the slot's previous owner exec'd SL_CPROF_EXEC_SLOTS pids ago) */
+	v->tgid = 0;
+	asm volatile("" ::: "memory");
+	v->ppid = p->real_parent->tgid;
+	/* bprm->interp: the file that runs (the interpreter of a #! script);
+	 * the bytes after the string's NUL are stale, user space reads up to
+	 * the NUL */
+	if (bpf_probe_read_kernel_str(v->path, sizeof(v->path), bprm->interp) < 0)
+		v->path[0] = 0;
+	asm volatile("" ::: "memory");
 	v->tgid = tgid;
-	v->ppid = BPF_CORE_READ(p, real_parent, tgid);
-	/* bprm->interp: the file that runs (the interpreter of a #! script) */
-	bpf_probe_read_kernel_str(v->path, sizeof(v->path), BPF_CORE_READ(bprm, interp));
 	return 0;
 }

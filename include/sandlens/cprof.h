@@ -14,6 +14,11 @@
 
 #define SL_CPROF_COMM_LEN 16
 
+/* Slots of cprof_execs (BPF_MAP_TYPE_ARRAY of struct sl_prof_exec_val):
+ * process tgid's last exec is in slot tgid & (SL_CPROF_EXEC_SLOTS - 1),
+ * valid when the slot's tgid is tgid. A power of two. */
+#define SL_CPROF_EXEC_SLOTS 4096
+
 /* Key of cprof_counts0/1 (BPF_MAP_TYPE_HASH). Stack ids index the stack
  * map of the same buffer (cprof_stacks0/1); a negative id is the -errno of
  * bpf_get_stackid() (-EFAULT: no such part, e.g. no user stack of a kernel

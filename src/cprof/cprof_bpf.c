@@ -214,8 +214,12 @@ int sl_cprof_bpf_exec_of(struct sl_cprof_bpf *b, uint32_t tgid, struct sl_prof_e
 {
 	if (!b->exec_link)
 		return -ENOENT;
-	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.cprof_execs), &tgid, out))
+	uint32_t idx = tgid & (SL_CPROF_EXEC_SLOTS - 1);
+
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.cprof_execs), &idx, out))
 		return -errno;
+	if (out->tgid != tgid) /* another process's exec took the slot since */
+		return -ENOENT;
 	out->path[sizeof(out->path) - 1] = 0;
 	return out->path[0] ? 0 : -ENOENT;
 }

@@ -56,8 +56,9 @@ int sl_cprof_bpf_drain(struct sl_cprof_bpf *b, unsigned buf,
  * removed from the map. Returns the count. */
 size_t sl_cprof_bpf_new_pids(struct sl_cprof_bpf *b, struct sl_cprof_newpid *out, size_t max);
 /* The file process tgid exec'd last (path as given to execve, in its
- * root; its parent), from the exec hook's LRU of 4,096 processes: 0, or
- * -ENOENT (not seen, evicted, or the hook is not attached). */
+ * root; its parent), from the exec hook's table of about the last
+ * SL_CPROF_EXEC_SLOTS execs (include/sandlens/cprof.h): 0, or -ENOENT (not
+ * seen, its slot taken by a later exec, or the hook is not attached). */
 int sl_cprof_bpf_exec_of(struct sl_cprof_bpf *b, uint32_t tgid, struct sl_prof_exec_val *out);
 /* Why the exec hook is not attached, or NULL when it is. */
 const char *sl_cprof_bpf_exec_error(const struct sl_cprof_bpf *b);
