@@ -92,7 +92,8 @@ volatile __u64 sched_epoch;
  * with the same cgroups (a v2 controller enabled) keeps a right key. */
 struct enq {
 	__u64 ts;      /* wakeup mode: CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
-	__u32 kind;    /* wakeup mode: enum sl_sched_enqueue */
+	__u32 kind;    /* enum sl_sched_enqueue: wakeup mode, of the pending enqueue;
+	                * sched_info mode, how the task last left a CPU */
 	__u32 watched; /* key was in sched_watch at wgen */
 	__u64 key_tag; /* cg_moves + 1 when key was computed; 0 = never */
 	struct sl_sched_key key;
@@ -101,7 +102,6 @@ struct enq {
 	                * SL_SCHED_NO_SLOT = not looked up yet, or none free */
 	__u64 rd;      /* sched_info mode: sched_info.run_delay right after the
 	                * previous switch-in (ns); valid when rd_seen */
-	__u64 nivcsw;  /* sched_info mode: nivcsw at the previous switch-in */
 	__u32 rd_seen;
 	__u32 pad;
 };
@@ -453,14 +453,26 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
  * each closing and opening an interval) keeps its whole wait. A task first
  * seen here (no storage: it began waiting before the agent, or is new)
  * gets the current interval alone. A switch-in with no last_queued is one
- * the kernel does not count either (pcount). */
+ * the kernel does not count either (pcount).
+ *
+ * prev's entry is fetched on every switch (it just ran here: its storage
+ * lines are hot in this CPU's cache): it records whether prev leaves
+ * runnable (the enqueue kind of its next wait) and gives prev's cached
+ * cgroup key for the contention class, so neither prev's nor next's
+ * task->cgroups line nor next's nivcsw line is read. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	struct enq *e;
-	__u64 lq, now, cur, rd, wait, nivcsw;
+	struct enq *e, *pe = NULL;
+	__u64 lq, now, cur, rd, wait;
 	__u32 kind;
 
+	if (prev->pid) {
+		pe = bpf_task_storage_get(&sched_enq, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		/* the state is read from the task, as in sched_switch above */
+		if (pe)
+			pe->kind = sl_task_state(prev) == 0 ? SL_SCHED_ENQ_PREEMPT : SL_SCHED_ENQ_WAKEUP;
+	}
 	if (!next->pid)
 		return 0;
 	lq = next->sched_info.last_queued;
@@ -472,19 +484,15 @@ int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct tas
 	if (!e)
 		return 0;
 	rd = next->sched_info.run_delay;
-	nivcsw = next->nivcsw;
-	if (e->rd_seen) {
-		wait = rd - e->rd + cur;
-		/* switched out involuntarily last time (still runnable) */
-		kind = nivcsw != e->nivcsw ? SL_SCHED_ENQ_PREEMPT : SL_SCHED_ENQ_WAKEUP;
-	} else {
-		wait = cur;
-		kind = next->sched_info.pcount ? 0 : SL_SCHED_ENQ_WAKEUP_NEW;
-	}
+	wait = e->rd_seen ? rd - e->rd + cur : cur;
+	/* how it last left a CPU (0: not seen leaving one; its first run if
+	 * the kernel never switched it in) */
+	kind = e->kind;
+	if (!kind && !next->sched_info.pcount)
+		kind = SL_SCHED_ENQ_WAKEUP_NEW;
 	e->rd = rd + cur;
-	e->nivcsw = nivcsw;
 	e->rd_seen = 1;
-	account_wait(prev, next, e, NULL, wait, kind, 0);
+	account_wait(prev, next, e, pe, wait, kind, 0);
 	return 0;
 }
 
