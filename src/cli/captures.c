@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/exceeds.h"
 
 /* o[k] escaped for the terminal (function names, comm, paths and wchan
  * come from the workload: cli_esc), "-" when absent */
@@ -22,13 +23,15 @@ static void print_row(json_t *c)
 	char why[96];
 	json_t *rd = json_object_get(r, "reading");
 	const char *src = json_string_value(json_object_get(r, "source"));
+	char v[CLI_NUM_LEN], t[CLI_NUM_LEN];
+	double thr = json_number_value(json_object_get(r, "threshold"));
 	if (src && !strcmp(src, "psi_trigger") && json_is_number(rd)) /* the kernel's trigger: value = threshold */
-		snprintf(why, sizeof(why), "%s %.4g, >= %.4g (%s)", str(r, "series"), json_number_value(rd),
-			 json_number_value(json_object_get(r, "threshold")), str(r, "source"));
-	else
-		snprintf(why, sizeof(why), "%s %.4g > %.4g (%s)", str(r, "series"),
-			 json_number_value(json_object_get(r, "value")), json_number_value(json_object_get(r, "threshold")),
+		snprintf(why, sizeof(why), "%s %.4g, >= %.4g (%s)", str(r, "series"), json_number_value(rd), thr,
 			 str(r, "source"));
+	else {
+		const char *op = cli_exceeds(json_number_value(json_object_get(r, "value")), thr, 0, 4, v, t);
+		snprintf(why, sizeof(why), "%s %s %s %s (%s)", str(r, "series"), v, op, t, str(r, "source"));
+	}
 	printf("%-18s %-20.20s %-12.12s %-10s %-9s %-24s %s\n", str(c, "id"), str(c, "time"), str(c, "container_id"),
 	       str(r, "detector"), str(c, "status"), top ? str(top, "function") : "-", why);
 }
@@ -38,9 +41,14 @@ static void print_show(json_t *c)
 	json_t *r = json_object_get(c, "reason");
 	printf("capture    %s  %s  status %s\n", str(c, "id"), str(c, "time"), str(c, "status"));
 	printf("container  %s\n", str(c, "container_id"));
-	printf("why        detector %s on %s (%s, %s): value %.6g > threshold %.6g (%s), window %lld, samples %lld\n",
-	       str(r, "detector"), str(r, "series"), str(r, "method"), str(r, "source"),
-	       json_number_value(json_object_get(r, "value")), json_number_value(json_object_get(r, "threshold")),
+	/* a PSI trigger's value is its threshold, a lower bound (value_is) */
+	const char *src = json_string_value(json_object_get(r, "source"));
+	char v[CLI_NUM_LEN], t[CLI_NUM_LEN];
+	const char *op = cli_exceeds(json_number_value(json_object_get(r, "value")),
+				     json_number_value(json_object_get(r, "threshold")),
+				     (src && !strcmp(src, "psi_trigger")) || json_object_get(r, "value_is"), 6, v, t);
+	printf("why        detector %s on %s (%s, %s): value %s %s threshold %s (%s), window %lld, samples %lld\n",
+	       str(r, "detector"), str(r, "series"), str(r, "method"), str(r, "source"), v, op, t,
 	       str(r, "threshold_source"), (long long)json_integer_value(json_object_get(r, "window")),
 	       (long long)json_integer_value(json_object_get(r, "samples")));
 	if (json_is_number(json_object_get(r, "reading")))
