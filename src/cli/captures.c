@@ -16,6 +16,13 @@ static const char *str(json_t *o, const char *k)
 	return s ? cli_esc(s) : "-";
 }
 
+/* a function name: escaped and cut (cli_esc_sym), "-" when absent */
+static const char *sym(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? cli_esc_sym(s) : "-";
+}
+
 static void print_row(json_t *c)
 {
 	json_t *r = json_object_get(c, "reason"), *on = json_object_get(json_object_get(c, "profiles"), "on_cpu");
@@ -33,7 +40,7 @@ static void print_row(json_t *c)
 		snprintf(why, sizeof(why), "%s %s %s %s (%s)", str(r, "series"), v, op, t, str(r, "source"));
 	}
 	printf("%-18s %-20.20s %-12.12s %-10s %-9s %-24s %s\n", str(c, "id"), str(c, "time"), str(c, "container_id"),
-	       str(r, "detector"), str(c, "status"), top ? str(top, "function") : "-", why);
+	       str(r, "detector"), str(c, "status"), top ? sym(top, "function") : "-", why);
 }
 
 static void print_show(json_t *c)
@@ -67,7 +74,7 @@ static void print_show(json_t *c)
 		size_t i;
 		json_t *f;
 		json_array_foreach(json_object_get(p, "top_functions"), i, f)
-			printf("             %-40s %lld\n", str(f, "function"), (long long)json_integer_value(json_object_get(f, "count")));
+			printf("             %-40s %lld\n", sym(f, "function"), (long long)json_integer_value(json_object_get(f, "count")));
 	}
 	json_t *b = json_object_get(c, "baseline");
 	printf("baseline   %s%s%s\n", str(b, "status"), json_object_get(b, "reason") ? ": " : "",
@@ -75,7 +82,7 @@ static void print_show(json_t *c)
 	size_t i;
 	json_t *f;
 	json_array_foreach(json_object_get(b, "top_regressions"), i, f)
-		printf("             %-40s self %+.1f%%  total %+.1f%%\n", str(f, "function"),
+		printf("             %-40s self %+.1f%%  total %+.1f%%\n", sym(f, "function"),
 		       100 * json_number_value(json_object_get(f, "self_delta")),
 		       100 * json_number_value(json_object_get(f, "total_delta")));
 	json_t *s = json_object_get(c, "snapshot");

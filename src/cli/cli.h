@@ -174,6 +174,14 @@ void cli_put_padded(FILE *out, const char *s, int width);
 void cli_put_lines(FILE *out, const char *text, int width);
 /* Writes s (NULL = "") escaped to out. */
 void cli_put_safe(FILE *out, const char *s);
+/* Longest symbol (function) name a human output prints whole, in code
+ * points of its escaped text: a workload can make a name of any length (a
+ * 100 KB C++ template instance). --json output is never cut. */
+#define CLI_SYM_MAX 160
+/* cli_esc(s) for a symbol or function name: cut to CLI_SYM_MAX code points,
+ * the last of them U+2026 (the "…" marker), when longer. Same ring as
+ * cli_esc. */
+const char *cli_esc_sym(const char *s);
 /* s (NULL = "") escaped, in a buffer that stays valid for the next 15
  * calls (a ring: use the result in the statement that asked for it);
  * "?" when out of memory. Single-threaded. */

@@ -1,7 +1,9 @@
 /* The CLI's human output says true things (break-it item 12):
  * `sandlens captures show` never prints "value 0.15 > threshold 0.15"
  * (a PSI trigger's value is its threshold: ">="; close values get the
- * digits that tell them apart; src/cli/exceeds.c).
+ * digits that tell them apart; src/cli/exceeds.c), and a function name of
+ * 100 KB is cut at CLI_SYM_MAX code points with a "…" marker in the
+ * captures, while --json stays whole (cli_esc_sym, src/cli/format.c).
  * captures.c is compiled in with its connection helpers stubbed. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -130,11 +132,51 @@ static void test_show_psi_trigger(void **state)
 	json_decref(c);
 }
 
+static void test_long_symbol(void **state)
+{
+	(void)state;
+	size_t n = 100 * 1024;
+	char *name = malloc(n + 1);
+	assert_non_null(name);
+	memset(name, 'x', n);
+	memcpy(name, "std::vector<", 12);
+	name[n] = 0;
+	json_t *c = json_pack("{s:s,s:s,s:s,s:{s:s,s:f,s:f},s:{s:{s:s,s:[{s:s,s:i}]}}}", "id", "c-2", "time", "t",
+			      "status", "done", "reason", "detector", "cpu", "value", 0.9, "threshold", 0.5,
+			      "profiles", "on_cpu", "status", "done", "top_functions", "function", name, "count", 7);
+	char *s = show_text(c, 0);
+	assert_true(strlen(s) < 4096);
+	char *at = strstr(s, "std::vector<");
+	assert_non_null(at);
+	char *mark = strstr(at, "\xe2\x80\xa6");
+	assert_non_null(mark);
+	assert_int_equal(mark - at, CLI_SYM_MAX - 1); /* ASCII: code points = bytes */
+	free(s);
+	s = show_text(c, 1);
+	assert_true(strlen(s) < 1024);
+	assert_non_null(strstr(s, "\xe2\x80\xa6"));
+	free(s);
+	/* a short name stays whole; multibyte names are cut on a code point */
+	assert_string_equal(cli_esc_sym("main"), "main");
+	char u[3 * 200 + 1] = "";
+	for (int i = 0; i < 200; i++)
+		strcat(u, "\xc3\xa9"); /* é: 2 bytes */
+	const char *e = cli_esc_sym(u);
+	assert_int_equal(strlen(e), (CLI_SYM_MAX - 1) * 2 + 3);
+	/* the JSON output is not cut */
+	char *js = json_dumps(c, JSON_COMPACT);
+	assert_non_null(strstr(js, name));
+	free(js);
+	free(name);
+	json_decref(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exceeds),
 		cmocka_unit_test(test_show_psi_trigger),
+		cmocka_unit_test(test_long_symbol),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
