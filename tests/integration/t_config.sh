@@ -205,4 +205,24 @@ rc=$?
 [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "missing config file: exit status $rc"
 grep -qF "missing.yaml" "$SL_LOGDIR/cfg.err" || fail "missing config file: stderr does not name the file"
 echo "ok - missing config file: exit $rc"
+
+# a config others can write is refused (break-it item 12d): exit 2 naming the file and why
+f="$SL_TMP/ww-config.yaml"
+printf '%s\n' "$base" >"$f"
+chmod 0666 "$f"
+timeout -k 2 10 "$SL_BUILD/sandlensd" --config "$f" >/dev/null 2>"$SL_LOGDIR/cfg-ww.err"
+rc=$?
+assert_eq "world-writable config: exit status" 2 "$rc"
+grep -qF "$f: refusing it: writable by group or others" "$SL_LOGDIR/cfg-ww.err" ||
+	fail "world-writable config: stderr does not name the file and why: $(head -c 400 "$SL_LOGDIR/cfg-ww.err")"
+if [ "$(id -u)" = 0 ]; then
+	chmod 0644 "$f" && chown 65534:65534 "$f"
+	timeout -k 2 10 "$SL_BUILD/sandlensd" --check-config --config "$f" >/dev/null 2>"$SL_LOGDIR/cfg-nb.err"
+	rc=$?
+	assert_eq "config owned by uid 65534: exit status" 2 "$rc"
+	grep -qF "$f: refusing it: owned by another user" "$SL_LOGDIR/cfg-nb.err" ||
+		fail "config owned by uid 65534: stderr: $(head -c 400 "$SL_LOGDIR/cfg-nb.err")"
+fi
+echo "ok - a config others can write or own: exit 2"
+sl_check_failed
 echo "PASS"
