@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 const char *sl_dir_refusal(const char *path, unsigned flags, const char *risk)
@@ -60,7 +61,11 @@ const char *sl_dir_refusal(const char *path, unsigned flags, const char *risk)
 		snprintf(why, sizeof(why), "would be made in %s, owned by another user", last);
 		return why;
 	}
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !((flags & SL_DIR_STICKY_OK) && (st.st_mode & S_ISVTX))) {
+	/* a read-only mount: no one writes there, whatever its mode (a
+	 * Kubernetes ConfigMap volume's directory is 0777, mounted read-only) */
+	struct statvfs vfs;
+	int ro = statvfs(last, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !ro && !((flags & SL_DIR_STICKY_OK) && (st.st_mode & S_ISVTX))) {
 		snprintf(why, sizeof(why), "%s%s is writable by group or others%s%s%s",
 			 here ? "" : "would be made in ", here ? "" : last, risk ? " (" : "", risk ? risk : "",
 			 risk ? ")" : "");

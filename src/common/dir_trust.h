@@ -17,7 +17,9 @@
  * nor the effective uid on the way is refused (it could point anywhere and
  * be re-pointed); the nearest existing component is where whatever is
  * missing gets created, and it must be a directory owned by the effective
- * uid or root that neither group nor others can write (see flags). risk
+ * uid or root that neither group nor others can write (see flags; a
+ * directory on a read-only mount, statvfs ST_RDONLY, counts as written by
+ * no one: a Kubernetes ConfigMap volume is 0777, mounted read-only). risk
  * ends the "writable by group or others" reason in parentheses (what
  * others could do there and what to do about it; NULL: none).
  * The reason reads after "it": "is owned by another user", "is writable

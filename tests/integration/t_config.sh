@@ -224,5 +224,22 @@ if [ "$(id -u)" = 0 ]; then
 		fail "config owned by uid 65534: stderr: $(head -c 400 "$SL_LOGDIR/cfg-nb.err")"
 fi
 echo "ok - a config others can write or own: exit 2"
+# ... but a 0777 directory on a read-only mount (a Kubernetes ConfigMap
+# volume) is written by no one: accepted
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	d="$SL_TMP/cm" && mkdir -m 0777 "$d" && chmod 0777 "$d"
+	printf '%s\n' "$base" >"$d/sandlensd.yaml"
+	chmod 0644 "$d/sandlensd.yaml"
+	timeout -k 2 10 "$SL_BUILD/sandlensd" --check-config --config "$d/sandlensd.yaml" >/dev/null 2>"$SL_LOGDIR/cfg-cm-rw.err"
+	assert_eq "config in a writable 0777 directory: exit status" 2 "$?"
+	timeout -k 2 10 unshare -m --propagation private sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" "$1" || exit 90
+		exec "$2" --check-config --config "$1/sandlensd.yaml"' sh "$d" "$SL_BUILD/sandlensd" >/dev/null 2>"$SL_LOGDIR/cfg-cm-ro.err"
+	rc=$?
+	if [ "$rc" = 90 ]; then
+		note "no read-only bind mount here: the ConfigMap case is not checked"
+	else
+		assert_eq "config in a 0777 directory mounted read-only: exit status" 0 "$rc"
+	fi
+fi
 sl_check_failed
 echo "PASS"
