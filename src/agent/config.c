@@ -3,6 +3,7 @@
 #include "agent/config.h"
 #include "agent/module.h"
 #include "common/detail.h"
+#include "common/dir_trust.h"
 #include "common/log.h"
 #include "common/units.h"
 #include "auto/auto_config.h"
@@ -1201,6 +1202,27 @@ int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errl
 	struct stat st;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "%s: not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	/* whoever can write the file decides what the (root) agent reads,
+	 * loads and runs: the file of root or ours, in a directory as the
+	 * stores' (sticky allowed) */
+	const char *dwhy = NULL;
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+	    (dwhy = sl_dir_refusal(path, SL_DIR_STICKY_OK,
+				   "others could replace the file; keep it in a directory only root can write, "
+				   "e.g. /etc/sandlens"))) {
+		if (dwhy)
+			snprintf(err, errlen, "%s: refusing its directory: it %s", path, dwhy);
+		else
+			snprintf(err, errlen,
+				 "%s: refusing it: %s (uid %u, mode %04o): whoever can write it decides what the agent "
+				 "does; make it root's and not writable by group or others (chown root; chmod go-w)",
+				 path,
+				 st.st_uid != 0 && st.st_uid != geteuid() ? "owned by another user"
+									  : "writable by group or others",
+				 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 		close(fd);
 		return -1;
 	}

@@ -214,7 +214,13 @@ const char *sl_cfg_fmt_bytes(uint64_t v, char *buf, size_t len);
  * module section "<name>:" takes the keys the module declares plus
  * "enabled"; range errors are in the key's unit ("[1us, 1m]"); each
  * module's check hook runs after every key is read; every module disabled
- * is an error ("modules: ..."). */
+ * is an error ("modules: ..."). The file (symlinks followed, opened
+ * non-blocking, a regular file) must be owned by root or the effective uid
+ * and not writable by group or others ("<path>: refusing it: ..."), and its
+ * directory must pass sl_dir_refusal with SL_DIR_STICKY_OK
+ * (src/common/dir_trust.h; "<path>: refusing its directory: it ..."):
+ * whoever can write it decides what the agent does. On start and on every
+ * SIGHUP reload. */
 int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errlen);
 
 /* Limits of a config file, checked before the YAML is loaded: nesting

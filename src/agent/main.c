@@ -18,6 +18,7 @@
 #include "cgroup/cgfd.h"
 #include "cgroup/k8s_names.h"
 #include "cgroup/runc_state.h"
+#include "common/dir_trust.h"
 #include "common/log.h"
 #include "common/nofile.h"
 #include "common/path_resolve.h"
@@ -529,6 +530,17 @@ int main(int argc, char **argv)
 		explicit_bzero(tok, sizeof(tok));
 		if (tl < 0) {
 			fprintf(stderr, "sandlensd: invalid configuration: %s\n", err);
+			return 2;
+		}
+	}
+	if (a->cfg.api.unix_socket[0]) { /* the socket's directory: as the stores' (sticky allowed) */
+		const char *why = sl_dir_refusal(a->cfg.api.unix_socket, SL_DIR_STICKY_OK,
+						 "others could put their own socket in its place, or remove ours, "
+						 "and answer the CLI; use a directory only root can write, e.g. "
+						 "/run/sandlens 0755");
+		if (why) {
+			fprintf(stderr, "sandlensd: invalid configuration: api.unix_socket: %s: refusing its directory: it %s\n",
+				a->cfg.api.unix_socket, why);
 			return 2;
 		}
 	}

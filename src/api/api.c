@@ -491,6 +491,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct conn_state *cs = sl_api_conn_state(c);
 	if (cs) {
 		cs->nul = 0;
+		sl_api_heavy_leave(cs); /* a slot never used (the client left first) */
 		sl_api_conn_request_ends(cs);
 	}
 	sl_api_tasks_completed(cls, c, con_cls, toe);
@@ -700,12 +701,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	} else {
 		struct sl_api_params ps;
 		char msg[256];
+		int heavy = 0;
 		if (sl_api_collect_params(c, &ps, msg, sizeof(msg))) {
 			sl_api_reply_error(&r, 400, "INVALID_ARGUMENT", msg);
+		} else if (sl_api_heavy_route(rt->path) && (heavy = sl_api_heavy_enter(cs, c)) <= 0) {
+			/* 0: queued, c suspended; called again holding a slot */
+			if (heavy == 0)
+				return MHD_YES;
+			sl_api_reply_error(&r, 503, "UNAVAILABLE", "the agent is stopping");
 		} else {
 			r.accept_gzip = sl_api_accepts_gzip(c);
 			r.cap_syslog = sl_api_conn_cap_syslog(c);
 			rt->fn(api, ps.p, ps.n, &r);
+			if (heavy) /* rendered: the slot goes on (sending needs no thread) */
+				sl_api_heavy_leave(cs);
 		}
 	}
 	if (r.iov_free)
@@ -956,6 +965,9 @@ struct sl_api *sl_api_start(struct sl_agent *a, char *err, size_t errlen)
 	api->max_body = SL_API_MAX_BODY;
 	api->lis[0].api = api->lis[1].api = api;
 	api->lis[1].is_unix = 1;
+	unsigned threads = (unsigned)sl_read_config(a)->api.threads;
+	sl_api_heavy_init(&api->lis[0], threads > 1 ? threads - 1 : 1);
+	sl_api_heavy_init(&api->lis[1], threads > 1 ? threads - 1 : 1);
 	pthread_mutex_init(&api->conn_mu, NULL);
 	api->header_timeout_s = sl_read_config(a)->api.header_timeout_s ? (unsigned)sl_read_config(a)->api.header_timeout_s : 10;
 	api->max_client = sl_read_config(a)->api.max_client_connections ? (unsigned)sl_read_config(a)->api.max_client_connections : 16;
@@ -1006,10 +1018,14 @@ void sl_api_stop(struct sl_api *api)
 		return;
 	sl_api_tasks_release_all(api->a); /* no suspended follow stream may outlive MHD */
 	sl_api_watch_release_all(api);
+	sl_api_heavy_release_all(&api->lis[0]); /* nor a suspended heavy read */
+	sl_api_heavy_release_all(&api->lis[1]);
 	if (api->tcp)
 		MHD_stop_daemon(api->tcp);
 	if (api->unx)
 		MHD_stop_daemon(api->unx);
+	sl_api_heavy_destroy(&api->lis[0]);
+	sl_api_heavy_destroy(&api->lis[1]);
 	sl_api_conn_guard_stop(api); /* every connection is closed now */
 	if (api->watch_started)
 		sl_api_watch_stop(api);

@@ -174,6 +174,7 @@ void sl_api_conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
 	if (toe != MHD_CONNECTION_NOTIFY_STARTED) {
 		struct conn_state *cs = *socket_context;
 		if (cs) {
+			sl_api_heavy_leave(cs); /* never left queued or holding a slot */
 			pthread_mutex_lock(&api->conn_mu);
 			if (cs->prev)
 				cs->prev->next = cs->next;

@@ -18,12 +18,24 @@
 struct sl_api;
 struct conn_state;
 
+/* Heavy reads of one listener at once (api_heavy.c). */
+struct sl_api_heavy {
+	pthread_mutex_t mu;
+	unsigned max;                   /* renders at once: api.threads - 1, at least 1 */
+	unsigned running;               /* slots held */
+	unsigned waiting;               /* requests suspended in the queue */
+	struct conn_state *head, *tail; /* FIFO of waiting requests (conn_state.heavy_next) */
+	int stopping;                   /* sl_api_heavy_release_all ran: no slot is given any more */
+	int inited;
+};
+
 /* One listener's context (the MHD_OPTION_NOTIFY_CONNECTION closure). */
 struct sl_api_listener {
 	struct sl_api *api;
 	int is_unix;
 	struct conn_state *conns; /* open connections (api->conn_mu) */
 	unsigned nconns;
+	struct sl_api_heavy heavy; /* heavy reads at once (api_heavy.c) */
 };
 
 struct sl_api {
@@ -89,6 +101,7 @@ struct sl_api_counters {
 	atomic_ulong watch_refused;      /* event streams answered 429 (api_watch.c) */
 	atomic_ulong watch_slow;         /* event streams closed: slow reader */
 	atomic_ulong watch_events;       /* events sent on event streams */
+	atomic_ulong heavy_waited;       /* heavy reads that waited for a slot (api_heavy.c) */
 };
 extern struct sl_api_counters sl_api_counters;
 
@@ -110,7 +123,45 @@ struct conn_state {
 	 * refused for its size (414); its length and parameter count */
 	int line_seen, uri_refused;
 	size_t uri_bytes, uri_params;
+	/* heavy reads (api_heavy.c; lis->heavy.mu): 0, SL_API_HEAVY_WAITING
+	 * (suspended in the queue) or SL_API_HEAVY_GRANTED (holds a slot) */
+	int heavy;
+	struct conn_state *heavy_next;
+	struct MHD_Connection *heavy_conn;
 };
+
+/* ---- api_heavy.c: heavy reads cannot take every handler thread ----
+ *
+ * A heavy read (a store query rendered into a large body: the events list
+ * with limit=10000 takes ~0.1 s of CPU and 1.5 MB) holds its microhttpd
+ * thread while it renders; with every thread of a listener's pool
+ * rendering, a cheap request (/healthz) waits behind them (break-it: 15
+ * parallel readers kept /healthz over TCP waiting up to 5.9 s). So at most
+ * lis->heavy.max of them render at once per listener (api.threads - 1, at
+ * least 1): one thread stays free for the rest. A heavy request beyond that
+ * is suspended (MHD_suspend_connection: no thread held) in a FIFO and
+ * resumed, holding the slot, when one is given back; nothing is refused. */
+#define SL_API_HEAVY_WAITING 1
+#define SL_API_HEAVY_GRANTED 2
+/* Sets up lis's bound (max renders at once, 0 taken as 1). */
+void sl_api_heavy_init(struct sl_api_listener *lis, unsigned max);
+void sl_api_heavy_destroy(struct sl_api_listener *lis);
+/* 1 when route path (a routes[] entry of api.c) is a heavy read: the store
+ * queries /api/v1/events, /api/v1/containers, /api/v1/flight...,
+ * /api/v1/events/{id}/flight and the continuous profiles. */
+int sl_api_heavy_route(const char *path);
+/* From on_request, before a heavy route's handler: 1 when the request holds
+ * a slot (given now, or handed over while it waited); 0 when it was queued
+ * and c suspended (return MHD_YES: microhttpd calls on_request again once
+ * it is resumed); -1 when the listener is stopping (answer 503). */
+int sl_api_heavy_enter(struct conn_state *cs, struct MHD_Connection *c);
+/* The request's slot back (the handler rendered, or the request ended:
+ * NOTIFY_COMPLETED, the connection closed): handed to the first waiter,
+ * which is resumed; a waiting request leaves the queue. No-op otherwise. */
+void sl_api_heavy_leave(struct conn_state *cs);
+/* Before MHD_stop_daemon: no slot is given any more, every waiter is
+ * resumed (its on_request answers 503). */
+void sl_api_heavy_release_all(struct sl_api_listener *lis);
 
 /* A request target over either bound is a 414 before microhttpd stores its
  * query arguments (uri_seen in api.c; docs/API.md). */

@@ -170,4 +170,7 @@ void sl_api_write_metrics(struct sl_prom *p)
 	sl_prom_u64(p, n, slow, atomic_load(&sl_api_counters.watch_slow));
 	sl_prom_one_u64(p, "sandlens_api_event_stream_events_total", SL_PROM_COUNTER,
 			"Events sent on event streams.", atomic_load(&sl_api_counters.watch_events));
+	sl_prom_one_u64(p, "sandlens_api_heavy_reads_waited_total", SL_PROM_COUNTER,
+			"Heavy reads (events, containers, flight recordings, profiles) that waited, suspended, for one of their listener's api.threads - 1 render slots.",
+			atomic_load(&sl_api_counters.heavy_waited));
 }

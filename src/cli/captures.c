@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/exceeds.h"
 
 /* o[k] escaped for the terminal (function names, comm, paths and wchan
  * come from the workload: cli_esc), "-" when absent */
@@ -15,6 +16,13 @@ static const char *str(json_t *o, const char *k)
 	return s ? cli_esc(s) : "-";
 }
 
+/* a function name: escaped and cut (cli_esc_sym), "-" when absent */
+static const char *sym(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? cli_esc_sym(s) : "-";
+}
+
 static void print_row(json_t *c)
 {
 	json_t *r = json_object_get(c, "reason"), *on = json_object_get(json_object_get(c, "profiles"), "on_cpu");
@@ -22,15 +30,17 @@ static void print_row(json_t *c)
 	char why[96];
 	json_t *rd = json_object_get(r, "reading");
 	const char *src = json_string_value(json_object_get(r, "source"));
+	char v[CLI_NUM_LEN], t[CLI_NUM_LEN];
+	double thr = json_number_value(json_object_get(r, "threshold"));
 	if (src && !strcmp(src, "psi_trigger") && json_is_number(rd)) /* the kernel's trigger: value = threshold */
-		snprintf(why, sizeof(why), "%s %.4g, >= %.4g (%s)", str(r, "series"), json_number_value(rd),
-			 json_number_value(json_object_get(r, "threshold")), str(r, "source"));
-	else
-		snprintf(why, sizeof(why), "%s %.4g > %.4g (%s)", str(r, "series"),
-			 json_number_value(json_object_get(r, "value")), json_number_value(json_object_get(r, "threshold")),
+		snprintf(why, sizeof(why), "%s %.4g, >= %.4g (%s)", str(r, "series"), json_number_value(rd), thr,
 			 str(r, "source"));
+	else {
+		const char *op = cli_exceeds(json_number_value(json_object_get(r, "value")), thr, 0, 4, v, t);
+		snprintf(why, sizeof(why), "%s %s %s %s (%s)", str(r, "series"), v, op, t, str(r, "source"));
+	}
 	printf("%-18s %-20.20s %-12.12s %-10s %-9s %-24s %s\n", str(c, "id"), str(c, "time"), str(c, "container_id"),
-	       str(r, "detector"), str(c, "status"), top ? str(top, "function") : "-", why);
+	       str(r, "detector"), str(c, "status"), top ? sym(top, "function") : "-", why);
 }
 
 static void print_show(json_t *c)
@@ -38,9 +48,14 @@ static void print_show(json_t *c)
 	json_t *r = json_object_get(c, "reason");
 	printf("capture    %s  %s  status %s\n", str(c, "id"), str(c, "time"), str(c, "status"));
 	printf("container  %s\n", str(c, "container_id"));
-	printf("why        detector %s on %s (%s, %s): value %.6g > threshold %.6g (%s), window %lld, samples %lld\n",
-	       str(r, "detector"), str(r, "series"), str(r, "method"), str(r, "source"),
-	       json_number_value(json_object_get(r, "value")), json_number_value(json_object_get(r, "threshold")),
+	/* a PSI trigger's value is its threshold, a lower bound (value_is) */
+	const char *src = json_string_value(json_object_get(r, "source"));
+	char v[CLI_NUM_LEN], t[CLI_NUM_LEN];
+	const char *op = cli_exceeds(json_number_value(json_object_get(r, "value")),
+				     json_number_value(json_object_get(r, "threshold")),
+				     (src && !strcmp(src, "psi_trigger")) || json_object_get(r, "value_is"), 6, v, t);
+	printf("why        detector %s on %s (%s, %s): value %s %s threshold %s (%s), window %lld, samples %lld\n",
+	       str(r, "detector"), str(r, "series"), str(r, "method"), str(r, "source"), v, op, t,
 	       str(r, "threshold_source"), (long long)json_integer_value(json_object_get(r, "window")),
 	       (long long)json_integer_value(json_object_get(r, "samples")));
 	if (json_is_number(json_object_get(r, "reading")))
@@ -59,7 +74,7 @@ static void print_show(json_t *c)
 		size_t i;
 		json_t *f;
 		json_array_foreach(json_object_get(p, "top_functions"), i, f)
-			printf("             %-40s %lld\n", str(f, "function"), (long long)json_integer_value(json_object_get(f, "count")));
+			printf("             %-40s %lld\n", sym(f, "function"), (long long)json_integer_value(json_object_get(f, "count")));
 	}
 	json_t *b = json_object_get(c, "baseline");
 	printf("baseline   %s%s%s\n", str(b, "status"), json_object_get(b, "reason") ? ": " : "",
@@ -67,7 +82,7 @@ static void print_show(json_t *c)
 	size_t i;
 	json_t *f;
 	json_array_foreach(json_object_get(b, "top_regressions"), i, f)
-		printf("             %-40s self %+.1f%%  total %+.1f%%\n", str(f, "function"),
+		printf("             %-40s self %+.1f%%  total %+.1f%%\n", sym(f, "function"),
 		       100 * json_number_value(json_object_get(f, "self_delta")),
 		       100 * json_number_value(json_object_get(f, "total_delta")));
 	json_t *s = json_object_get(c, "snapshot");

@@ -56,7 +56,8 @@ struct cli_resp {
 	long status;       /* HTTP status, 0 on transport error (see cli_http_stream) */
 	char *body;        /* malloc'd, NUL-terminated; NULL when empty */
 	size_t len;
-	char error[256];   /* transport error text */
+	char error[512];   /* transport error text */
+	int sock_errno;    /* > 0: connecting to the unix socket failed with it (error says why) */
 };
 
 /* Largest body the CLI accepts (the server bounds its bodies at 8 MiB). */
@@ -88,8 +89,11 @@ void cli_http_close(struct cli_conn *c);
  * with body (NUL-terminated JSON) when not NULL, the whole reply buffered in
  * r. Returns 0 when an HTTP response arrived (any status); -1 on a
  * transport error or timeout, with r->error set ("response too large" past
- * CLI_MAX_BODY or when out of memory, "request URL too long", else
- * libcurl's text), r->status 0 and r->body NULL. Free r->body with
+ * CLI_MAX_BODY or when out of memory, "request URL too long", when the
+ * unix socket cannot be connected to "unix socket PATH: REASON" with
+ * r->sock_errno set (cli_socket_diagnose, sock_diag.h: libcurl's own text
+ * would name 127.0.0.1 and the port of the URL), else libcurl's text),
+ * r->status 0 and r->body NULL. Free r->body with
  * cli_resp_free() (also safe after -1). */
 int cli_http_request(struct cli_conn *c, const char *method, const char *path, const char *body,
 		     long timeout_s, struct cli_resp *r);
@@ -117,7 +121,9 @@ int cli_http_watch(struct cli_conn *c, const char *path, const char *hdr, long i
 		   struct cli_resp *r);
 void cli_resp_free(struct cli_resp *r);
 
-/* "sandlens: cannot reach the API at URL|unix:PATH: r->error" on stderr;
+/* "sandlens: cannot reach the API at URL|unix:PATH: r->error" on stderr
+ * (when the unix socket's connect failed, r->error already names the socket
+ * and why: "sandlens: cannot reach the API: unix socket PATH: REASON");
  * returns CLI_ERR. */
 int cli_unreachable(const struct cli_conn *c, const struct cli_resp *r);
 /* Prints a non-2xx reply for what: the API's JSON {"error":{code,message
@@ -168,6 +174,14 @@ void cli_put_padded(FILE *out, const char *s, int width);
 void cli_put_lines(FILE *out, const char *text, int width);
 /* Writes s (NULL = "") escaped to out. */
 void cli_put_safe(FILE *out, const char *s);
+/* Longest symbol (function) name a human output prints whole, in code
+ * points of its escaped text: a workload can make a name of any length (a
+ * 100 KB C++ template instance). --json output is never cut. */
+#define CLI_SYM_MAX 160
+/* cli_esc(s) for a symbol or function name: cut to CLI_SYM_MAX code points,
+ * the last of them U+2026 (the "…" marker), when longer. Same ring as
+ * cli_esc. */
+const char *cli_esc_sym(const char *s);
 /* s (NULL = "") escaped, in a buffer that stays valid for the next 15
  * calls (a ring: use the result in the statement that asked for it);
  * "?" when out of memory. Single-threaded. */

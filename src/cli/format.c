@@ -46,6 +46,32 @@ void cli_put_safe(FILE *out, const char *s)
 	fputs(cli_esc(s), out);
 }
 
+const char *cli_esc_sym(const char *s)
+{
+	static const char mark[] = "\xe2\x80\xa6"; /* U+2026 */
+	const char *e = cli_esc(s);
+	size_t cp = 0, i = 0;
+	for (; e[i]; i++)
+		if (((unsigned char)e[i] & 0xc0) != 0x80 && cp++ == CLI_SYM_MAX)
+			break;
+	if (!e[i])
+		return e;
+	/* e[i] begins code point CLI_SYM_MAX + 1: keep CLI_SYM_MAX - 1 and the mark */
+	size_t keep = 0;
+	for (cp = 0; keep < i; keep++)
+		if (((unsigned char)e[keep] & 0xc0) != 0x80 && cp++ == CLI_SYM_MAX - 1)
+			break;
+	char *b = malloc(keep + sizeof(mark));
+	if (!b)
+		return "?";
+	memcpy(b, e, keep);
+	memcpy(b + keep, mark, sizeof(mark));
+	unsigned last = (esc_next + ESC_RING - 1) % ESC_RING; /* e's slot: replaced */
+	free(esc_ring[last]);
+	esc_ring[last] = b;
+	return b;
+}
+
 /* Code points of UTF-8 text (what cli_esc returns is valid UTF-8, each
  * escape plain ASCII): the width a cell takes, without wcwidth. */
 static size_t cli_cps(const char *s)

@@ -2,6 +2,7 @@
  * line by line, and the error reports every command shares. */
 #include "cli/cli.h"
 #include "cli/peer_check.h"
+#include "cli/sock_diag.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -119,7 +120,11 @@ static int auth_may_go(struct cli_conn *c)
 		rc = cli_socket_peer_uid(c->socket, &u);
 		if (rc || (u != 0 && u != me)) {
 			c->auth_state = -1;
-			if (rc)
+			/* a socket that cannot be connected to at all: the request
+			 * fails too, and says why (cli_socket_diagnose) */
+			if (rc == -ENOENT || rc == -EACCES || rc == -EPERM || rc == -ECONNREFUSED)
+				;
+			else if (rc)
 				fprintf(stderr, "sandlens: not sending the API token: cannot check who serves %s: %s\n",
 					c->socket, strerror(-rc));
 			else
@@ -308,6 +313,12 @@ static int perform(struct cli_conn *c, const char *method, const char *path, con
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &x->r->status);
 	if (rc == CURLE_OK)
 		return 0;
+	char why[400];
+	if (c->socket && rc == CURLE_COULDNT_CONNECT && !x->r->status &&
+	    (x->r->sock_errno = cli_socket_diagnose(c->socket, why, sizeof(why))) > 0) {
+		snprintf(x->r->error, sizeof(x->r->error), "unix socket %s", why);
+		return -1;
+	}
 	snprintf(x->r->error, sizeof(x->r->error), "%s",
 		 x->too_large ? "response too large" : cerr[0] ? cerr : curl_easy_strerror(rc));
 	return rc == CURLE_ABORTED_BY_CALLBACK ? CLI_HTTP_STOPPED : -1;
@@ -354,6 +365,10 @@ void cli_resp_free(struct cli_resp *r)
 
 int cli_unreachable(const struct cli_conn *c, const struct cli_resp *r)
 {
+	if (r->sock_errno > 0) {
+		fprintf(stderr, "sandlens: cannot reach the API: %s\n", cli_esc(r->error));
+		return CLI_ERR;
+	}
 	fprintf(stderr, "sandlens: cannot reach the API at %s%s: %s\n", c->socket ? "unix:" : "",
 		cli_esc(c->socket ? c->socket : c->base), cli_esc(r->error));
 	return CLI_ERR;

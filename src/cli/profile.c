@@ -281,7 +281,7 @@ int cli_profile_main(struct cli_conn *c, const struct cli_run *cr, volatile sig_
 		json_t *tb = json_array_get(json_object_get(res, "top_user_leaves_by_value"), 0);
 		if (tb && val > 0) {
 			fprintf(so, ", top: ");
-			cli_put_safe(so, json_string_value(json_object_get(tb, "function")) ?: "?");
+			fputs(cli_esc_sym(json_string_value(json_object_get(tb, "function")) ?: "?"), so);
 			fprintf(so, " (%.0f%%)", 100.0 * (double)json_integer_value(json_object_get(tb, "value")) / val);
 		}
 		top = NULL;
@@ -292,7 +292,7 @@ int cli_profile_main(struct cli_conn *c, const struct cli_run *cr, volatile sig_
 	}
 	if (top && total > 0) {
 		fprintf(so, ", hottest: ");
-		cli_put_safe(so, json_string_value(json_object_get(top, "function")) ?: "?");
+		fputs(cli_esc_sym(json_string_value(json_object_get(top, "function")) ?: "?"), so);
 		fprintf(so, " (%.0f%%)", 100.0 * (double)json_integer_value(json_object_get(top, "count")) / (double)total);
 	}
 	fputc('\n', so);

@@ -43,7 +43,7 @@ static void print_delta(const char *body)
 		printf("%8.2f %8.2f %+8.2f  ", json_number_value(json_object_get(f, "base_self_pct")),
 		       json_number_value(json_object_get(f, "new_self_pct")),
 		       json_number_value(json_object_get(f, "delta_self_pct")));
-		cli_put_safe(stdout, json_string_value(json_object_get(f, "function")));
+		fputs(cli_esc_sym(json_string_value(json_object_get(f, "function"))), stdout);
 		fputc('\n', stdout);
 	}
 	json_decref(j);

@@ -446,6 +446,33 @@ static int select_windows(struct sl_cprof *cp, int scope, const char *id, int64_
 	return 0;
 }
 
+void sl_cprof_none_msg(int scope, const char *id, int64_t since_ns, int64_t until_ns, char *err, size_t errlen)
+{
+	char who[160], when[120], a[40] = "", b[40] = "";
+	if (scope == SL_CPROF_CONTAINER)
+		snprintf(who, sizeof(who), "container '%.100s'", id ? id : "");
+	else if (scope == SL_CPROF_POD)
+		snprintf(who, sizeof(who), "pod '%.100s'", id ? id : "");
+	else
+		snprintf(who, sizeof(who), "the host");
+	if (since_ns > 0)
+		sl_time_format(since_ns, a, sizeof(a));
+	if (until_ns > 0)
+		sl_time_format(until_ns, b, sizeof(b));
+	if (a[0] && b[0])
+		snprintf(when, sizeof(when), "overlapping [%s, %s)", a, b);
+	else if (a[0])
+		snprintf(when, sizeof(when), "since %s", a);
+	else if (b[0])
+		snprintf(when, sizeof(when), "before %s", b);
+	else
+		snprintf(when, sizeof(when), "at any time (no since/until given)");
+	snprintf(err, errlen, "no stored profile window of %s %s%s", who, when,
+		 scope == SL_CPROF_POD ? ": pod= takes the pod's exact uid (not its name or a prefix); "
+					 "GET /api/v1/profiles/windows?pod=UID lists its stored windows"
+				       : ": GET /api/v1/profiles/windows lists the stored ones");
+}
+
 int sl_cprof_query(struct sl_cprof *cp, int scope, const char *id, int64_t since_ns, int64_t until_ns,
 		   struct sl_profile **out, size_t *nwindows, char *err, size_t errlen)
 {
@@ -462,7 +489,7 @@ int sl_cprof_query(struct sl_cprof *cp, int scope, const char *id, int64_t since
 	if (rc)
 		return rc;
 	if (!n) {
-		snprintf(err, errlen, "no stored profile window in that time range");
+		sl_cprof_none_msg(scope, id, since_ns, until_ns, err, errlen);
 		return -ENOENT;
 	}
 	struct sl_profile **v = calloc(n, sizeof(*v));

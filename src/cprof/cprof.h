@@ -72,6 +72,14 @@ enum sl_cprof_scope { SL_CPROF_CONTAINER = 0, SL_CPROF_POD = 1, SL_CPROF_HOST = 
  * NULL) gets their number. Returns 0 and *out (sl_profile_free it), or
  * -ENOENT (no window; err says so), -EINVAL (ambiguous prefix), -EIO,
  * -ENOMEM. A stored window that does not decode is skipped and counted. */
+/* The -ENOENT text of a query that found no window: names the selection
+ * ("container 'ID'", "pod 'UID'", "the host") and the range as asked
+ * ("at any time (no since/until given)", "since T", "before T",
+ * "overlapping [T1, T2)", T in RFC 3339 UTC), and where to look (a pod is
+ * selected by its exact uid).
+ * err gets at most errlen bytes, NUL-terminated. */
+void sl_cprof_none_msg(int scope, const char *id, int64_t since_ns, int64_t until_ns, char *err, size_t errlen);
+
 int sl_cprof_query(struct sl_cprof *cp, int scope, const char *id, int64_t since_ns, int64_t until_ns,
 		   struct sl_profile **out, size_t *nwindows, char *err, size_t errlen);
 

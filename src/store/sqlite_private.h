@@ -31,7 +31,8 @@ sqlite3 *sl_sqlite_open_private(const char *path, const char *schema_sql, char *
  * <path>-wal / -shm / -journal, between our check and SQLite's own open,
  * and have the agent write argv and stacks into files they own).
  * "cannot be read: <errno text>" when stat fails. The reason is a static
- * string or held in a thread-local buffer. */
+ * string or held in a thread-local buffer. The walker is sl_dir_refusal
+ * (src/common/dir_trust.h), without SL_DIR_STICKY_OK. */
 const char *sl_store_dir_refusal(const char *path);
 
 /* sqlite3_exec(sql) with its error message copied to err (when err is not

@@ -205,4 +205,41 @@ rc=$?
 [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "missing config file: exit status $rc"
 grep -qF "missing.yaml" "$SL_LOGDIR/cfg.err" || fail "missing config file: stderr does not name the file"
 echo "ok - missing config file: exit $rc"
+
+# a config others can write is refused (break-it item 12d): exit 2 naming the file and why
+f="$SL_TMP/ww-config.yaml"
+printf '%s\n' "$base" >"$f"
+chmod 0666 "$f"
+timeout -k 2 10 "$SL_BUILD/sandlensd" --config "$f" >/dev/null 2>"$SL_LOGDIR/cfg-ww.err"
+rc=$?
+assert_eq "world-writable config: exit status" 2 "$rc"
+grep -qF "$f: refusing it: writable by group or others" "$SL_LOGDIR/cfg-ww.err" ||
+	fail "world-writable config: stderr does not name the file and why: $(head -c 400 "$SL_LOGDIR/cfg-ww.err")"
+if [ "$(id -u)" = 0 ]; then
+	chmod 0644 "$f" && chown 65534:65534 "$f"
+	timeout -k 2 10 "$SL_BUILD/sandlensd" --check-config --config "$f" >/dev/null 2>"$SL_LOGDIR/cfg-nb.err"
+	rc=$?
+	assert_eq "config owned by uid 65534: exit status" 2 "$rc"
+	grep -qF "$f: refusing it: owned by another user" "$SL_LOGDIR/cfg-nb.err" ||
+		fail "config owned by uid 65534: stderr: $(head -c 400 "$SL_LOGDIR/cfg-nb.err")"
+fi
+echo "ok - a config others can write or own: exit 2"
+# ... but a 0777 directory on a read-only mount (a Kubernetes ConfigMap
+# volume) is written by no one: accepted
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	d="$SL_TMP/cm" && mkdir -m 0777 "$d" && chmod 0777 "$d"
+	printf '%s\n' "$base" >"$d/sandlensd.yaml"
+	chmod 0644 "$d/sandlensd.yaml"
+	timeout -k 2 10 "$SL_BUILD/sandlensd" --check-config --config "$d/sandlensd.yaml" >/dev/null 2>"$SL_LOGDIR/cfg-cm-rw.err"
+	assert_eq "config in a writable 0777 directory: exit status" 2 "$?"
+	timeout -k 2 10 unshare -m --propagation private sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" "$1" || exit 90
+		exec "$2" --check-config --config "$1/sandlensd.yaml"' sh "$d" "$SL_BUILD/sandlensd" >/dev/null 2>"$SL_LOGDIR/cfg-cm-ro.err"
+	rc=$?
+	if [ "$rc" = 90 ]; then
+		note "no read-only bind mount here: the ConfigMap case is not checked"
+	else
+		assert_eq "config in a 0777 directory mounted read-only: exit status" 0 "$rc"
+	fi
+fi
+sl_check_failed
 echo "PASS"

@@ -22,6 +22,7 @@
 #include "cli/term.c"
 #include "cli/http.c"
 #include "cli/peer_check.c"
+#include "cli/sock_diag.c"
 #include "cli/format.c"
 #include "cli/schema.c"
 

@@ -20,6 +20,7 @@
 #include "cli/format.c"
 #include "cli/http.c"
 #include "cli/peer_check.c"
+#include "cli/sock_diag.c"
 #include "cli/schema.c"
 #define num top_num /* top.c has its own static num() */
 #include "cli/top.c"

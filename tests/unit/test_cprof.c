@@ -18,6 +18,7 @@
 #include "profile/profile_merge.h"
 #include "store/prof_store.h"
 #include "agent/config.h"
+#include "cprof/cprof.h"
 
 static char tdir[64];
 
@@ -398,11 +399,31 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* The 404 text of a query without windows names what was asked (break-it
+ * item 12a: `pod=x` without since/until said "no stored profile window in
+ * that time range"). */
+static void test_none_msg(void **state)
+{
+	(void)state;
+	char m[400];
+	sl_cprof_none_msg(SL_CPROF_POD, "x", 0, 0, m, sizeof(m));
+	assert_null(strstr(m, "that time range"));
+	assert_non_null(strstr(m, "pod 'x'"));
+	assert_non_null(strstr(m, "at any time (no since/until given)"));
+	assert_non_null(strstr(m, "exact uid"));
+	sl_cprof_none_msg(SL_CPROF_CONTAINER, "abcd", 1700000000000000000LL, 1700000060000000000LL, m, sizeof(m));
+	assert_non_null(strstr(m, "container 'abcd' overlapping [2023-11-14T22:13:20.000000000Z, 2023-11-14T22:14:20.000000000Z)"));
+	sl_cprof_none_msg(SL_CPROF_HOST, NULL, 1700000000000000000LL, 0, m, sizeof(m));
+	assert_non_null(strstr(m, "the host since 2023-11-14T22:13:20.000000000Z"));
+	sl_cprof_none_msg(SL_CPROF_HOST, NULL, 0, 1700000000000000000LL, m, 20);
+	assert_int_equal(strlen(m), 19);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_read_garbage), cmocka_unit_test(test_merge),
-		cmocka_unit_test(test_delta),     cmocka_unit_test(test_store),      cmocka_unit_test(test_config),
+		cmocka_unit_test(test_delta),     cmocka_unit_test(test_store),      cmocka_unit_test(test_config), cmocka_unit_test(test_none_msg),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

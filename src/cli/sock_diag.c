@@ -1,0 +1,57 @@
+/* Unix-socket connect failures in words (sock_diag.h). */
+#include "cli/sock_diag.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static int try_connect(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errno;
+	int e = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ? errno : 0;
+	close(fd);
+	return e;
+}
+
+int cli_socket_diagnose(const char *path, char *buf, size_t size)
+{
+	int e = try_connect(path ? path : "");
+	const char *why;
+	if (size)
+		buf[0] = '\0';
+	switch (e) {
+	case 0:
+		return 0;
+	case ENOENT:
+		why = "no such socket: the agent is not running, or its api.unix_socket names another path "
+		      "(start it: systemctl start sandlensd; or give --socket PATH / --api URL)";
+		break;
+	case EACCES:
+	case EPERM:
+		why = "permission denied: connecting needs write permission on the socket "
+		      "(run as root, or as a member of the agent's api.admin_group; or use --api URL)";
+		break;
+	case ECONNREFUSED:
+		why = "connection refused: nothing listens there, a stale socket left by an agent that stopped "
+		      "(start the agent again: systemctl restart sandlensd)";
+		break;
+	case ENAMETOOLONG:
+		why = "path too long for a unix socket (at most 107 bytes)";
+		break;
+	default:
+		why = strerror(e);
+		break;
+	}
+	if (size)
+		snprintf(buf, size, "%s: %s", path ? path : "", why);
+	return e;
+}

@@ -1,0 +1,160 @@
+/* Unix-socket connect failures in words (src/cli/sock_diag.c) and through
+ * the CLI's HTTP layer (src/cli/http.c): a missing socket, a stale one
+ * (nobody listens), one we may not connect to (as uid 65534 in a child)
+ * each name the socket path and their reason, never libcurl's
+ * "127.0.0.1 port 9753" (break-it item 9). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <sys/stat.h>
+#include <grp.h>
+#include <sys/wait.h>
+
+#include "cli/format.c"
+#include "cli/http.c"
+#include "cli/peer_check.c"
+#include "cli/schema.c"
+#include "cli/sock_diag.c"
+
+static char root[64];
+
+static int listen_at(const char *p)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	strcpy(sa.sun_path, p);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	return fd;
+}
+
+static void test_diagnose(void **state)
+{
+	(void)state;
+	char p[200], why[400];
+	snprintf(p, sizeof(p), "%s/none.sock", root);
+	assert_int_equal(cli_socket_diagnose(p, why, sizeof(why)), ENOENT);
+	assert_non_null(strstr(why, p));
+	assert_non_null(strstr(why, "agent is not running"));
+	assert_non_null(strstr(why, "api.unix_socket"));
+
+	snprintf(p, sizeof(p), "%s/s.sock", root);
+	int fd = listen_at(p);
+	assert_int_equal(cli_socket_diagnose(p, why, sizeof(why)), 0);
+	assert_string_equal(why, "");
+	close(fd); /* the file stays: a stale socket */
+	assert_int_equal(cli_socket_diagnose(p, why, sizeof(why)), ECONNREFUSED);
+	assert_non_null(strstr(why, p));
+	assert_non_null(strstr(why, "stale socket"));
+
+	/* not a socket */
+	snprintf(p, sizeof(p), "%s/file", root);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_true(cli_socket_diagnose(p, why, sizeof(why)) > 0);
+	assert_non_null(strstr(why, p));
+
+	char lng[300];
+	memset(lng, 'a', sizeof(lng) - 1);
+	lng[0] = '/';
+	lng[sizeof(lng) - 1] = 0;
+	assert_int_equal(cli_socket_diagnose(lng, why, sizeof(why)), ENAMETOOLONG);
+	/* a small buffer is cut, still terminated */
+	assert_int_equal(cli_socket_diagnose(lng, why, 8), ENAMETOOLONG);
+	assert_int_equal(strlen(why), 7);
+}
+
+/* As uid 65534: a root socket of mode 0600 is not ours to connect to. */
+static void test_diagnose_eacces(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	char p[200];
+	snprintf(p, sizeof(p), "%s/root.sock", root);
+	int fd = listen_at(p);
+	assert_int_equal(chmod(p, 0600), 0);
+	assert_int_equal(chmod(root, 0755), 0);
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char why[400];
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(3);
+		int e = cli_socket_diagnose(p, why, sizeof(why));
+		if (write(pfd[1], why, strlen(why) + 1) < 0)
+			_exit(4);
+		_exit(e == EACCES ? 0 : 5);
+	}
+	close(pfd[1]);
+	char got[400] = "";
+	ssize_t n = read(pfd[0], got, sizeof(got) - 1);
+	close(pfd[0]);
+	got[n > 0 ? n : 0] = 0;
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	close(fd);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_non_null(strstr(got, p));
+	assert_non_null(strstr(got, "permission denied"));
+	assert_non_null(strstr(got, "api.admin_group"));
+}
+
+/* Through the HTTP layer: the transport error names the socket and why,
+ * not the URL's host and port. */
+static void test_http_error(void **state)
+{
+	(void)state;
+	char p[200];
+	struct cli_conn c;
+	struct cli_resp r;
+	snprintf(p, sizeof(p), "%s/gone.sock", root);
+	cli_token_file = NULL;
+	setenv("SANDLENS_TOKEN_FILE", "/nonexistent/sl-token", 1);
+	assert_int_equal(cli_http_init(&c, "http://127.0.0.1:9753", p), 0);
+	assert_int_equal(cli_http_get(&c, "/healthz", &r), -1);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.sock_errno, ENOENT);
+	assert_null(strstr(r.error, "127.0.0.1"));
+	assert_null(strstr(r.error, "9753"));
+	assert_non_null(strstr(r.error, p));
+	assert_non_null(strstr(r.error, "agent is not running"));
+
+	snprintf(p, sizeof(p), "%s/s.sock", root); /* stale since test_diagnose */
+	c.socket = p;
+	assert_int_equal(cli_http_get(&c, "/healthz", &r), -1);
+	assert_int_equal(r.sock_errno, ECONNREFUSED);
+	assert_null(strstr(r.error, "127.0.0.1"));
+	assert_non_null(strstr(r.error, "stale socket"));
+	cli_resp_free(&r);
+	cli_http_close(&c);
+}
+
+int main(void)
+{
+	snprintf(root, sizeof(root), "/tmp/sl-clisock-XXXXXX");
+	if (!mkdtemp(root))
+		return 1;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_diagnose),
+		cmocka_unit_test(test_diagnose_eacces),
+		cmocka_unit_test(test_http_error),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	if (system(cmd))
+		rc = rc ? rc : 1;
+	return rc;
+}
