@@ -253,7 +253,10 @@ proto:
 run: deps
 	$(MAKE) check-names $(B)/sandlensd $(B)/sandlens $(B)/doc/sandlens.1
 	[ -n "$${SANDLENS_CONFIG:-}" ] || mkdir -p /var/lib/sandlens # the default config's state directory
-	./$(B)/sandlensd --config $${SANDLENS_CONFIG:-deploy/sandlensd.yaml}
+	# the default config runs from a root-owned copy: the agent refuses a
+	# config another user can write (a clone owned by the user who ran sudo)
+	[ -n "$${SANDLENS_CONFIG:-}" ] || install -D -m 0644 deploy/sandlensd.yaml /run/sandlens/sandlensd.yaml
+	./$(B)/sandlensd --config $${SANDLENS_CONFIG:-/run/sandlens/sandlensd.yaml}
 
 unit: all
 	tests/run-unit.sh $(B)
