@@ -206,28 +206,10 @@ static int listed(const struct sl_cfg_strlist *l, const char *name)
 
 static void ksyms_load(struct stall_priv *sp)
 {
-	char *buf;
-	size_t len;
-	struct sl_ksyms *ks;
-
 	if (sp->ksyms_state)
 		return;
-	sp->ksyms_state = -1;
-	if (!(ks = calloc(1, sizeof(*ks))))
-		return;
-	if (sl_read_small_file("/proc/kallsyms", SL_SYM_KALLSYMS_MAX, &buf, &len)) {
-		free(ks);
-		return;
-	}
-	if (sl_ksyms_parse(buf, len, ks) || ks->hidden || !ks->n) {
-		free(buf);
-		sl_ksyms_free(ks);
-		free(ks);
-		return;
-	}
-	free(buf);
-	sp->ksyms = ks;
-	sp->ksyms_state = 1;
+	sp->ksyms = sl_ksyms_shared_get("/proc/kallsyms", NULL);
+	sp->ksyms_state = sp->ksyms ? 1 : -1;
 }
 
 /* The kernel stack as strings (kallsyms loaded at the first stack). */
@@ -859,10 +841,7 @@ static void stall_destroy(struct sl_module *m)
 	}
 	sl_kmsg_close(sp->kmsg);
 	json_decref(sp->rcu_fields);
-	if (sp->ksyms) {
-		sl_ksyms_free(sp->ksyms);
-		free(sp->ksyms);
-	}
+	sl_ksyms_shared_put(sp->ksyms);
 	free(sp->irq_names);
 	sl_snapref_destroy(&sp->ref);
 	free(sp);

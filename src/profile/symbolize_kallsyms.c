@@ -3,7 +3,10 @@
  * Documentation/admin-guide/sysctl/kernel.rst "kptr_restrict"). */
 #include "profile/profile_internal.h"
 
+#include "profile/symbolize_proc.h"
+
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,4 +175,96 @@ size_t sl_ksyms_addrs(const struct sl_ksyms *ks, const char *name, uint64_t *add
 		k++;
 	}
 	return k;
+}
+
+/* ---- the shared tables (sl_ksyms_shared_get) ---- */
+
+struct shared_ks {
+	struct sl_ksyms ks;
+	unsigned refs;
+	struct shared_ks *next;
+	char path[];
+};
+static pthread_mutex_t shared_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct shared_ks *shared; /* under shared_mu */
+
+static struct shared_ks *shared_find(const char *path)
+{
+	for (struct shared_ks *e = shared; e; e = e->next)
+		if (!strcmp(e->path, path))
+			return e;
+	return NULL;
+}
+
+const struct sl_ksyms *sl_ksyms_shared_get(const char *path, int *state)
+{
+	int st = -2;
+	if (!path || !*path)
+		goto out;
+	pthread_mutex_lock(&shared_mu);
+	struct shared_ks *e = shared_find(path);
+	if (e) {
+		e->refs++;
+		pthread_mutex_unlock(&shared_mu);
+		return &e->ks;
+	}
+	pthread_mutex_unlock(&shared_mu);
+
+	/* read and parse without the lock (MBs of file I/O); when two gets
+	 * race, the first to install wins and the other's table is freed */
+	size_t pl = strlen(path) + 1, len;
+	char *buf;
+	e = calloc(1, sizeof(*e) + pl);
+	if (!e)
+		goto out;
+	memcpy(e->path, path, pl);
+	if (sl_read_small_file(path, SL_SYM_KALLSYMS_MAX, &buf, &len)) {
+		free(e);
+		goto out;
+	}
+	int rc = sl_ksyms_parse(buf, len, &e->ks);
+	free(buf);
+	if (rc || e->ks.hidden || !e->ks.n) {
+		st = rc ? -2 : -1;
+		sl_ksyms_free(&e->ks);
+		free(e);
+		goto out;
+	}
+	pthread_mutex_lock(&shared_mu);
+	struct shared_ks *won = shared_find(path);
+	if (won) {
+		won->refs++;
+		pthread_mutex_unlock(&shared_mu);
+		sl_ksyms_free(&e->ks);
+		free(e);
+		return &won->ks;
+	}
+	e->refs = 1;
+	e->next = shared;
+	shared = e;
+	pthread_mutex_unlock(&shared_mu);
+	return &e->ks;
+out:
+	if (state)
+		*state = st;
+	return NULL;
+}
+
+void sl_ksyms_shared_put(const struct sl_ksyms *ks)
+{
+	if (!ks)
+		return;
+	pthread_mutex_lock(&shared_mu);
+	for (struct shared_ks **pp = &shared; *pp; pp = &(*pp)->next) {
+		struct shared_ks *e = *pp;
+		if (&e->ks != ks)
+			continue;
+		if (--e->refs == 0) {
+			*pp = e->next;
+			sl_ksyms_free(&e->ks);
+			free(e);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&shared_mu);
 }
