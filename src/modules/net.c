@@ -495,8 +495,7 @@ static void net_tick(struct sl_module *m, uint64_t now_ns)
 	snap->interval_ns = np->last_tick_ns && now_ns > np->last_tick_ns ? now_ns - np->last_tick_ns : 0;
 	np->last_tick_ns = now_ns;
 	sfd = bpf_map__fd(np->skel->maps.net_stats);
-	for (uint32_t k = 0; k < SL_NST_MAX; k++)
-		snap->stats[k] = sl_percpu_sum(sfd, k, np->ncpus);
+	sl_percpu_sums(sfd, SL_NST_MAX, np->ncpus, snap->stats); /* one bpf() call */
 	snap->ncpus = np->ncpus;
 	snap->softirq = calloc((size_t)np->ncpus * SL_NET_NVEC, sizeof(*snap->softirq));
 	if (snap->softirq) {
