@@ -24,19 +24,34 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
+/* The name of syms[i + 1] when syms[i] is its __pfx_ padding symbol (the
+ * 16 bytes of padding before every function of kernels with
+ * CONFIG_FUNCTION_PADDING_ALIGNMENT: about half of the text symbols):
+ * "__pfx_X" is kept once and X points into it. NULL when not such a pair. */
+static const char *pfx_pair(const struct sl_ksyms *ks, size_t i)
+{
+	const struct sl_ksym *a = &ks->syms[i], *b = i + 1 < ks->n ? &ks->syms[i + 1] : NULL;
+	if (!b || strncmp(a->name, "__pfx_", 6) || strcmp(a->name + 6, b->name))
+		return NULL;
+	if ((a->module == NULL) != (b->module == NULL) || (a->module && strcmp(a->module, b->module)))
+		return NULL;
+	return b->name;
+}
+
 /* Replace the pool (a copy of the whole file) by one holding only the
- * kept symbols' names and modules (a module name once per run of
- * symbols), and fit syms to n: /proc/kallsyms is 5-10 MB of text and the
- * table is kept for the agent's life (kernel frames of drop stacks and
- * profiles). Without memory for the copy the table stays
- * as it is. */
+ * kept symbols' names (X in "__pfx_X" when they follow each other: one
+ * copy) and modules (a module name once per run of symbols), and fit syms
+ * to n: /proc/kallsyms is 5-10 MB of text and the table is kept for the
+ * agent's life (kernel frames of drop stacks and profiles). Without memory
+ * for the copy the table stays as it is. */
 static void compact(struct sl_ksyms *ks)
 {
 	size_t bytes = 0;
 	const char *pm = NULL;
 
 	for (size_t i = 0; i < ks->n; i++) {
-		bytes += strlen(ks->syms[i].name) + 1;
+		if (!(i && pfx_pair(ks, i - 1)))
+			bytes += strlen(ks->syms[i].name) + 1;
 		if (ks->syms[i].module && (!pm || strcmp(pm, ks->syms[i].module))) {
 			pm = ks->syms[i].module;
 			bytes += strlen(pm) + 1;
@@ -45,16 +60,23 @@ static void compact(struct sl_ksyms *ks)
 	char *pool = malloc(bytes ? bytes : 1), *w = pool;
 	if (!pool)
 		return;
-	const char *src_m = NULL, *dst_m = NULL;
+	const char *src_m = NULL, *dst_m = NULL, *pfx_of_next = NULL;
 	for (size_t i = 0; i < ks->n; i++) {
 		struct sl_ksym *k = &ks->syms[i];
-		size_t l = strlen(k->name) + 1;
-		memcpy(w, k->name, l);
-		k->name = w;
-		w += l;
+		const char *shared = pfx_of_next; /* this one's name inside the previous "__pfx_" name */
+		int pair = pfx_pair(ks, i) != NULL; /* before k->name moves */
+		if (shared) {
+			k->name = shared;
+		} else {
+			size_t l = strlen(k->name) + 1;
+			memcpy(w, k->name, l);
+			k->name = w;
+			w += l;
+		}
+		pfx_of_next = pair ? k->name + 6 : NULL;
 		if (k->module && (!src_m || strcmp(src_m, k->module))) {
 			src_m = k->module;
-			l = strlen(src_m) + 1;
+			size_t l = strlen(src_m) + 1;
 			memcpy(w, src_m, l);
 			dst_m = w;
 			w += l;
