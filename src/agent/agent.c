@@ -84,7 +84,10 @@ int sl_agent_modules_setup(struct sl_agent *a, char *err, size_t errlen)
  * once (the fill is read every tick by the pressure sampler and at every
  * scrape: mapping and unmapping both pages each time was 4 syscalls and a
  * TLB shootdown per ring a tick). Keyed by descriptor and checked against
- * the map id, so a descriptor reused for another map is remapped. */
+ * the map id, so a descriptor reused for another map is remapped. A
+ * mapping keeps its map alive: entries stay until the process exits (or the
+ * descriptor names another map), which is the life of the agent's ring
+ * buffers (modules are not re-created at reload, src/agent/reload.c). */
 struct rb_pos {
 	int fd;
 	__u32 id, size;
