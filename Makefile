@@ -16,6 +16,7 @@ endif
 CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
+LLVM_STRIP ?= llvm-strip
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 PKGS := libbpf libmicrohttpd jansson sqlite3 yaml-0.1 libcurl liburcu-bp libdw libprotobuf-c
 CFLAGS ?= -O2 -g
@@ -87,9 +88,13 @@ $(B)/bpf/%.bpf.o: bpf/%.bpf.c $(B)/vmlinux.h
 	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-I$(B) -Iinclude -Ibpf $(DEPFLAGS) -c $< -o $@
 
+# The skeleton embeds the object in the agent's binary (read at load): its
+# DWARF (~85 % of the object) stripped first; libbpf reads only the programs,
+# maps, .BTF and .BTF.ext, which -g keeps (build/bpf/*.bpf.o keep the DWARF).
 $(B)/skel/%.skel.h: $(B)/bpf/%.bpf.o
 	@mkdir -p $(@D)
-	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+	$(LLVM_STRIP) -g $< -o $@.o
+	$(BPFTOOL) gen skeleton $@.o name $*_bpf > $@.tmp && mv $@.tmp $@ && rm -f $@.o
 
 $(B)/bench/floor/%.bpf.o: bench/floor/%.bpf.c $(B)/vmlinux.h
 	@mkdir -p $(@D)

@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -79,6 +80,23 @@ int sl_agent_modules_setup(struct sl_agent *a, char *err, size_t errlen)
 	return 0;
 }
 
+/* The position pages of the ring buffers whose fill was asked, mapped
+ * once (the fill is read every tick by the pressure sampler and at every
+ * scrape: mapping and unmapping both pages each time was 4 syscalls and a
+ * TLB shootdown per ring a tick). Keyed by descriptor and checked against
+ * the map id, so a descriptor reused for another map is remapped. A
+ * mapping keeps its map alive: entries stay until the process exits (or the
+ * descriptor names another map), which is the life of the agent's ring
+ * buffers (modules are not re-created at reload, src/agent/reload.c). */
+struct rb_pos {
+	int fd;
+	__u32 id, size;
+	const uint64_t *cons, *prod;
+};
+static pthread_mutex_t rb_pos_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct rb_pos rb_pos[SL_MAX_MODULES * SL_MAX_RINGBUFS];
+static int rb_npos;
+
 /* Fill of a BPF ring buffer: (producer_pos - consumer_pos) / size, from its
  * read-only mmap'd position pages (see kernel/bpf/ringbuf.c). -1 on error. */
 double sl_agent_ringbuf_fill(int map_fd)
@@ -87,20 +105,43 @@ double sl_agent_ringbuf_fill(int map_fd)
 	__u32 len = sizeof(info);
 	long pg = sysconf(_SC_PAGESIZE);
 	double fill = -1;
+	struct rb_pos *e = NULL;
 
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(map_fd, &info, &len) || !info.max_entries)
 		return -1;
-	void *cons = mmap(NULL, pg, PROT_READ, MAP_SHARED, map_fd, 0);
-	if (cons == MAP_FAILED)
-		return -1;
-	void *prod = mmap(NULL, pg, PROT_READ, MAP_SHARED, map_fd, pg);
-	if (prod != MAP_FAILED) {
-		uint64_t c = __atomic_load_n((uint64_t *)cons, __ATOMIC_ACQUIRE);
-		uint64_t p = __atomic_load_n((uint64_t *)prod, __ATOMIC_ACQUIRE);
-		fill = p >= c ? (double)(p - c) / info.max_entries : 0;
-		munmap(prod, pg);
+	pthread_mutex_lock(&rb_pos_mu);
+	for (int i = 0; i < rb_npos && !e; i++)
+		if (rb_pos[i].fd == map_fd)
+			e = &rb_pos[i];
+	if (e && e->id != info.id) { /* the descriptor now names another map */
+		munmap((void *)e->cons, (size_t)pg);
+		munmap((void *)e->prod, (size_t)pg);
+		*e = rb_pos[--rb_npos];
+		e = NULL;
 	}
-	munmap(cons, pg);
+	if (!e) {
+		void *cons = mmap(NULL, (size_t)pg, PROT_READ, MAP_SHARED, map_fd, 0);
+		void *prod = cons == MAP_FAILED ? MAP_FAILED : mmap(NULL, (size_t)pg, PROT_READ, MAP_SHARED, map_fd, pg);
+		if (prod == MAP_FAILED) {
+			if (cons != MAP_FAILED)
+				munmap(cons, (size_t)pg);
+		} else if (rb_npos < (int)(sizeof(rb_pos) / sizeof(rb_pos[0]))) {
+			e = &rb_pos[rb_npos++];
+			*e = (struct rb_pos){.fd = map_fd, .id = info.id, .size = info.max_entries, .cons = cons, .prod = prod};
+		} else { /* no room: read once, as before */
+			uint64_t c = __atomic_load_n((uint64_t *)cons, __ATOMIC_ACQUIRE);
+			uint64_t p = __atomic_load_n((uint64_t *)prod, __ATOMIC_ACQUIRE);
+			fill = p >= c ? (double)(p - c) / info.max_entries : 0;
+			munmap(prod, (size_t)pg);
+			munmap(cons, (size_t)pg);
+		}
+	}
+	if (e) {
+		uint64_t c = __atomic_load_n(e->cons, __ATOMIC_ACQUIRE);
+		uint64_t p = __atomic_load_n(e->prod, __ATOMIC_ACQUIRE);
+		fill = p >= c ? (double)(p - c) / e->size : 0;
+	}
+	pthread_mutex_unlock(&rb_pos_mu);
 	return fill;
 }

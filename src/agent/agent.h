@@ -178,7 +178,9 @@ void sl_agent_write_metrics_to(struct sl_agent *a, struct sl_prom *p);
 struct sl_stats_prom *sl_agent_stats_prom(struct sl_agent *a);
 
 /* Fill of a BPF ring buffer map, 0..1: unread bytes / size, from its
- * read-only position pages. -1 when it cannot be read. Any thread. */
+ * read-only position pages (mapped at the first call for map_fd and kept:
+ * they hold the map until the process exits). -1 when it cannot be read.
+ * Any thread. */
 double sl_agent_ringbuf_fill(int map_fd);
 
 #endif

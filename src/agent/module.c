@@ -123,6 +123,32 @@ int sl_percpu_array_each(int map_fd, uint32_t nelem, size_t value_size, int ncpu
 	return rc;
 }
 
+struct sums {
+	uint64_t *out;
+	int ncpus;
+};
+
+static int sum_one(void *ctx, uint32_t idx, const void *vals)
+{
+	struct sums *s = ctx;
+	const uint64_t *v = vals;
+	uint64_t sum = 0;
+	for (int c = 0; c < s->ncpus; c++)
+		sum += v[c];
+	s->out[idx] = sum;
+	return 0;
+}
+
+int sl_percpu_sums(int map_fd, uint32_t n, int ncpus, uint64_t *out)
+{
+	struct sums s = {.out = out, .ncpus = ncpus};
+	memset(out, 0, n * sizeof(*out));
+	int rc = n ? sl_percpu_array_each(map_fd, n, sizeof(uint64_t), ncpus, n, sum_one, &s) : 0;
+	if (rc)
+		memset(out, 0, n * sizeof(*out));
+	return rc;
+}
+
 int sl_module_ringbuf(struct sl_module *m, const char *name, int map_fd)
 {
 	for (unsigned i = 0; i < m->ops->nringbufs && i < SL_MAX_RINGBUFS; i++)

@@ -412,6 +412,12 @@ uint64_t sl_percpu_sum(int map_fd, uint32_t idx, int ncpus);
 int sl_percpu_array_each(int map_fd, uint32_t nelem, size_t value_size, int ncpus, uint32_t chunk,
 			 int (*fn)(void *ctx, uint32_t idx, const void *vals), void *ctx);
 
+/* sl_percpu_sum of every element 0..n-1 of a PERCPU_ARRAY of __u64
+ * counters into out[0..n-1], in one BPF_MAP_LOOKUP_BATCH call (a module's
+ * counter array read each tick was n bpf() calls). An element that cannot be
+ * read is 0. Returns 0 or -errno (out then zeroed). Any thread. */
+int sl_percpu_sums(int map_fd, uint32_t n, int ncpus, uint64_t *out);
+
 /* Emit one event of ops->kinds[kind] (poll-loop thread). fields (stolen
  * reference) holds the module's declared fields; the pipeline adds the
  * common ones, attributes the subject, counts it and stores it. ts_mono_ns

@@ -7,6 +7,7 @@
  * error rate per DIMM/csrow/device over hw.error_rate_window (hw_rate.c,
  * event hw_error_rate once per crossing) and PCIe link state changes
  * (event hw_pcie_link). */
+#include "agent/btf_enum.h"
 #include "agent/module.h"
 #include "common/snapref.h"
 #include "modules/hw_decode.h"
@@ -276,8 +277,7 @@ struct hw_priv {
 	struct hw_rate *rate;
 	struct link_state *links;
 	uint64_t last_pass_ns, pass_no;
-	const struct btf *btf; /* vmlinux, for enum mf_action_page_type names */
-	struct btf *btf_own;
+	struct sl_btf_enum page_types; /* vmlinux enum mf_action_page_type, copied at load */
 	_Atomic uint64_t passes, pass_ns_total, pass_ns_last, read_errors;
 };
 
@@ -286,18 +286,10 @@ struct hw_priv {
 static void page_type_name(struct hw_priv *hp, json_t *o)
 {
 	int code = (int)json_integer_value(json_object_get(o, "page_type_code"));
-	int id;
-	const struct btf_type *t;
+	const char *name = sl_btf_enum_name(&hp->page_types, code);
 
-	if (!hp->btf || (id = btf__find_by_name_kind(hp->btf, "mf_action_page_type", BTF_KIND_ENUM)) < 0)
-		return;
-	t = btf__type_by_id(hp->btf, id);
-	const struct btf_enum *e = btf_enum(t);
-	for (unsigned i = 0; i < btf_vlen(t); i++)
-		if (e[i].val == code) {
-			json_object_set_new(o, "page_type", json_string(btf__name_by_offset(hp->btf, e[i].name_off)));
-			return;
-		}
+	if (name)
+		json_object_set_new(o, "page_type", json_string(name));
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -674,7 +666,11 @@ static int hw_init(struct sl_module *m)
 		snprintf(m->error, sizeof(m->error), "ring buffer registration: %s", strerror(-err));
 		return err;
 	}
-	hp->btf = hp->btf_own = btf__load_vmlinux_btf();
+	/* only the names of one enum are needed after load: the parsed vmlinux
+	 * BTF (~6 MB) is not kept */
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	sl_btf_enum_copy(vmlinux, "mf_action_page_type", &hp->page_types);
+	btf__free(vmlinux);
 
 	/* the first pass now: what sysfs has decides its hooks' states */
 	uint64_t now = sl_mono_ns();
@@ -706,7 +702,7 @@ static void hw_destroy(struct sl_module *m)
 		HASH_DEL(hp->links, ls);
 		free(ls);
 	}
-	btf__free(hp->btf_own);
+	sl_btf_enum_free(&hp->page_types);
 	free(hp);
 	m->priv = NULL;
 }

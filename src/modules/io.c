@@ -716,8 +716,7 @@ static struct io_snap *build_snap(struct io_priv *ip, uint64_t now, uint64_t int
 		io_snap_free(&snap->base);
 		return NULL;
 	}
-	for (uint32_t k = 0; k < SL_IOST_MAX; k++)
-		snap->stats[k] = sl_percpu_sum(sfd, k, ip->ncpus);
+	sl_percpu_sums(sfd, SL_IOST_MAX, ip->ncpus, snap->stats); /* one bpf() call */
 	HASH_ITER(hh, ip->series, s, t) {
 		struct io_snap_series *o = &snap->s[i++];
 		const char *nm = dev_name(ip, s->dev);

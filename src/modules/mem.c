@@ -509,26 +509,42 @@ static void sweep_buckets(struct mem_priv *mp, uint64_t now)
 	free(idle);
 }
 
+struct nodes_read {
+	struct mem_snap *snap;
+	int ncpus;
+};
+
+/* One NUMA node's per-CPU counters (sl_percpu_array_each), summed. */
+static int node_one(void *ctx, uint32_t i, const void *vals)
+{
+	struct nodes_read *r = ctx;
+	const struct sl_mem_node *pc = vals;
+	struct sl_mem_node *o = &r->snap->nodes[i];
+
+	for (int c = 0; c < r->ncpus; c++) {
+		o->kswapd_wake += pc[c].kswapd_wake;
+		o->wakeup_kswapd += pc[c].wakeup_kswapd;
+		o->throttled += pc[c].throttled;
+		o->throttled_us += pc[c].throttled_us;
+	}
+	if (o->kswapd_wake || o->wakeup_kswapd || o->throttled)
+		r->snap->nodes_n = i + 1;
+	return 0;
+}
+
+/* The counters and the per-node array, each in one batch read per tick
+ * (they were SL_MST_MAX + SL_MEM_MAX_NODES bpf() calls a tick). */
 static void read_counters(struct mem_priv *mp, struct mem_snap *snap)
 {
 	int sfd = bpf_map__fd(mp->skel->maps.mem_stats), nfd = bpf_map__fd(mp->skel->maps.mem_nodes);
+	struct nodes_read r = {.snap = snap, .ncpus = mp->ncpus};
 
-	for (uint32_t i = 0; i < SL_MST_MAX; i++)
-		snap->stats[i] = sl_percpu_sum(sfd, i, mp->ncpus);
-	for (uint32_t i = 0; i < SL_MEM_MAX_NODES; i++) {
-		struct sl_mem_node *o = &snap->nodes[i];
-		memset(o, 0, sizeof(*o));
-		if (bpf_map_lookup_elem(nfd, &i, mp->pcpu_node))
-			continue;
-		for (int c = 0; c < mp->ncpus; c++) {
-			o->kswapd_wake += mp->pcpu_node[c].kswapd_wake;
-			o->wakeup_kswapd += mp->pcpu_node[c].wakeup_kswapd;
-			o->throttled += mp->pcpu_node[c].throttled;
-			o->throttled_us += mp->pcpu_node[c].throttled_us;
-		}
-		if (o->kswapd_wake || o->wakeup_kswapd || o->throttled)
-			snap->nodes_n = i + 1;
-	}
+	_Static_assert(sizeof(struct sl_mem_node) % 8 == 0, "per-CPU values are 8-byte aligned");
+	sl_percpu_sums(sfd, SL_MST_MAX, mp->ncpus, snap->stats);
+	memset(snap->nodes, 0, sizeof(snap->nodes));
+	snap->nodes_n = 0;
+	sl_percpu_array_each(nfd, SL_MEM_MAX_NODES, sizeof(struct sl_mem_node), mp->ncpus, SL_MEM_MAX_NODES, node_one,
+			     &r);
 }
 
 static struct mem_snap *build_snap(struct mem_priv *mp, uint64_t now, uint64_t interval_ns)
@@ -646,8 +662,7 @@ static int mem_init(struct sl_module *m)
 		return -EINVAL;
 	}
 	mp->pcpu = calloc((size_t)mp->ncpus, sizeof(*mp->pcpu));
-	mp->pcpu_node = calloc((size_t)mp->ncpus, sizeof(*mp->pcpu_node));
-	if (!mp->pcpu || !mp->pcpu_node)
+	if (!mp->pcpu)
 		return -ENOMEM;
 
 	s = mp->skel = mem_bpf__open();
@@ -763,7 +778,6 @@ static void mem_destroy(struct sl_module *m)
 	}
 	sl_snapref_destroy(&mp->snap);
 	free(mp->pcpu);
-	free(mp->pcpu_node);
 	free(mp);
 	m->priv = NULL;
 }

@@ -84,7 +84,6 @@ struct mem_priv {
 	struct mem_series *series;  /* uthash by id ("" = host) */
 	unsigned nseries;           /* container series (host not counted) */
 	struct sl_mem_hist *pcpu;   /* ncpus scratch values */
-	struct sl_mem_node *pcpu_node;
 };
 
 /* Snapshot references (common/snapref.h): get takes a reference (NULL

@@ -168,19 +168,8 @@ static void symbolize(struct net_priv *np, json_t *o)
 	size_t i;
 
 	if (!np->ksyms_tried) {
-		char *buf = NULL;
-		size_t len = 0;
 		np->ksyms_tried = 1;
-		if (sl_read_small_file("/proc/kallsyms", SL_SYM_KALLSYMS_MAX, &buf, &len) == 0) {
-			struct sl_ksyms *ks = calloc(1, sizeof(*ks));
-			if (ks && sl_ksyms_parse(buf, len, ks) == 0 && !ks->hidden)
-				np->ksyms = ks;
-			else if (ks) {
-				sl_ksyms_free(ks);
-				free(ks);
-			}
-		}
-		free(buf);
+		np->ksyms = sl_ksyms_shared_get("/proc/kallsyms", NULL);
 	}
 	if (!np->ksyms || !json_is_array(st))
 		return;
@@ -506,8 +495,7 @@ static void net_tick(struct sl_module *m, uint64_t now_ns)
 	snap->interval_ns = np->last_tick_ns && now_ns > np->last_tick_ns ? now_ns - np->last_tick_ns : 0;
 	np->last_tick_ns = now_ns;
 	sfd = bpf_map__fd(np->skel->maps.net_stats);
-	for (uint32_t k = 0; k < SL_NST_MAX; k++)
-		snap->stats[k] = sl_percpu_sum(sfd, k, np->ncpus);
+	sl_percpu_sums(sfd, SL_NST_MAX, np->ncpus, snap->stats); /* one bpf() call */
 	snap->ncpus = np->ncpus;
 	snap->softirq = calloc((size_t)np->ncpus * SL_NET_NVEC, sizeof(*snap->softirq));
 	if (snap->softirq) {
@@ -673,10 +661,7 @@ static void net_destroy(struct sl_module *m)
 	}
 	net_ns_free_all(np);
 	sl_snapref_destroy(&np->snap);
-	if (np->ksyms) {
-		sl_ksyms_free(np->ksyms);
-		free(np->ksyms);
-	}
+	sl_ksyms_shared_put(np->ksyms);
 	free(np->pcpu_tcp);
 	free(np->pcpu_u64);
 	free(np->pcpu_sirq);

@@ -149,7 +149,7 @@ struct net_priv {
 	struct sl_net_tcp *pcpu_tcp;
 	uint64_t *pcpu_u64;
 	struct sl_net_softirq *pcpu_sirq;
-	struct sl_ksyms *ksyms; /* loaded at the first event with a stack */
+	const struct sl_ksyms *ksyms; /* shared (sl_ksyms_shared_get), got at the first event with a stack */
 	int ksyms_tried;
 };
 

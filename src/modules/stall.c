@@ -206,28 +206,10 @@ static int listed(const struct sl_cfg_strlist *l, const char *name)
 
 static void ksyms_load(struct stall_priv *sp)
 {
-	char *buf;
-	size_t len;
-	struct sl_ksyms *ks;
-
 	if (sp->ksyms_state)
 		return;
-	sp->ksyms_state = -1;
-	if (!(ks = calloc(1, sizeof(*ks))))
-		return;
-	if (sl_read_small_file("/proc/kallsyms", SL_SYM_KALLSYMS_MAX, &buf, &len)) {
-		free(ks);
-		return;
-	}
-	if (sl_ksyms_parse(buf, len, ks) || ks->hidden || !ks->n) {
-		free(buf);
-		sl_ksyms_free(ks);
-		free(ks);
-		return;
-	}
-	free(buf);
-	sp->ksyms = ks;
-	sp->ksyms_state = 1;
+	sp->ksyms = sl_ksyms_shared_get("/proc/kallsyms", NULL);
+	sp->ksyms_state = sp->ksyms ? 1 : -1;
 }
 
 /* The kernel stack as strings (kallsyms loaded at the first stack). */
@@ -519,6 +501,27 @@ struct irq_read {
 	int nc;
 };
 
+/* One softirq vector's per-CPU counters (sl_percpu_array_each), kept per
+ * CPU. */
+static int softirq_one(void *ctx, uint32_t vec, const void *vals)
+{
+	struct irq_read *r = ctx;
+	const struct sl_stall_softirq *v = vals;
+	for (int c = 0; c < r->nc; c++)
+		r->s->softirq[(size_t)c * SL_STALL_NR_SOFTIRQS + vec] = v[c];
+	return 0;
+}
+
+/* One counter's per-CPU values (sl_percpu_array_each), kept per CPU. */
+static int stat_one(void *ctx, uint32_t i, const void *vals)
+{
+	struct irq_read *r = ctx;
+	const uint64_t *v = vals;
+	for (int c = 0; c < r->nc; c++)
+		r->s->stats[(size_t)c * SL_STST_MAX + i] = v[c];
+	return 0;
+}
+
 /* One IRQ's per-CPU histograms (sl_percpu_array_each): summed, kept when
  * it fired. */
 static int irq_one(void *ctx, uint32_t i, const void *vals)
@@ -569,24 +572,12 @@ static struct stall_snap *build_snap(struct stall_priv *sp)
 	hfd = bpf_map__fd(sp->skel->maps.stall_hardirq);
 	sfd = bpf_map__fd(sp->skel->maps.stall_stats);
 	{
-		struct sl_stall_softirq *v = calloc((size_t)nc, sizeof(*v));
-		for (uint32_t vec = 0; v && vec < SL_STALL_NR_SOFTIRQS; vec++) {
-			if (bpf_map_lookup_elem(ffd, &vec, v))
-				continue;
-			for (int c = 0; c < nc; c++)
-				s->softirq[(size_t)c * SL_STALL_NR_SOFTIRQS + vec] = v[c];
-		}
-		free(v);
-	}
-	{
-		uint64_t v[nc];
-		for (uint32_t i = 0; i < SL_STST_MAX; i++) {
-			memset(v, 0, sizeof(v));
-			if (bpf_map_lookup_elem(sfd, &i, v))
-				continue;
-			for (int c = 0; c < nc; c++)
-				s->stats[(size_t)c * SL_STST_MAX + i] = v[c];
-		}
+		/* one batch each (they were one bpf() call per vector and counter) */
+		struct irq_read r = { .sp = sp, .s = s, .nc = nc };
+		_Static_assert(sizeof(struct sl_stall_softirq) % 8 == 0, "per-CPU values are 8-byte aligned");
+		sl_percpu_array_each(ffd, SL_STALL_NR_SOFTIRQS, sizeof(struct sl_stall_softirq), nc,
+				     SL_STALL_NR_SOFTIRQS, softirq_one, &r);
+		sl_percpu_array_each(sfd, SL_STST_MAX, sizeof(uint64_t), nc, SL_STST_MAX, stat_one, &r);
 	}
 	{
 		struct irq_read r = { .sp = sp, .s = s, .nc = nc };
@@ -859,10 +850,7 @@ static void stall_destroy(struct sl_module *m)
 	}
 	sl_kmsg_close(sp->kmsg);
 	json_decref(sp->rcu_fields);
-	if (sp->ksyms) {
-		sl_ksyms_free(sp->ksyms);
-		free(sp->ksyms);
-	}
+	sl_ksyms_shared_put(sp->ksyms);
 	free(sp->irq_names);
 	sl_snapref_destroy(&sp->ref);
 	free(sp);

@@ -93,7 +93,7 @@ struct stall_priv {
 	/* irq names (re-read every STALL_IRQ_NAMES_TICKS) */
 	char (*irq_names)[STALL_IRQ_NAME_LEN]; /* [SL_STALL_MAX_IRQS] */
 	/* kernel symbols for stacks (loaded at the first stack) */
-	void *ksyms; /* struct sl_ksyms * */
+	const void *ksyms; /* const struct sl_ksyms * (sl_ksyms_shared_get) */
 	int ksyms_state; /* 0 not loaded, 1 loaded, -1 unreadable/hidden */
 	/* an RCU stall header waiting for its CPU lines */
 	int rcu_pending;

@@ -125,6 +125,18 @@ const struct sl_ksym *sl_ksyms_lookup(const struct sl_ksyms *ks, uint64_t addr);
 /* Up to max addresses of symbols named name (one name can be at several
  * addresses: duplicate static functions). Returns how many exist. */
 size_t sl_ksyms_addrs(const struct sl_ksyms *ks, const char *name, uint64_t *addrs, size_t max);
+/* The table of the kallsyms file at path (at most SL_SYM_KALLSYMS_MAX
+ * bytes), one per path in the process, shared by its users (the
+ * symbolizers, the net module's drop locations, the stall module's
+ * stacks): read at the first get, freed at the last put (a table is
+ * ~7 MB at ~120,000 text symbols). Immutable: lookups need no lock.
+ * Returns a table with symbols and a reference, or NULL with *state (may be
+ * NULL) -1 when every address is hidden (kptr_restrict) or no text symbol
+ * is listed, -2 when the file is unreadable or memory ran out; a failed
+ * read is not kept (the next get reads again). */
+const struct sl_ksyms *sl_ksyms_shared_get(const char *path, int *state);
+/* Drop a reference of sl_ksyms_shared_get (NULL: nothing). */
+void sl_ksyms_shared_put(const struct sl_ksyms *ks);
 
 /* ---- ELF modules (symbolize_elf.c) ---- */
 

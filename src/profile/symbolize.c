@@ -85,7 +85,7 @@ struct sl_symbolizer {
 	size_t nmods;
 	struct module *vdso;
 	int vdso_tried;
-	struct sl_ksyms ks;
+	const struct sl_ksyms *ks; /* shared (sl_ksyms_shared_get), when ks_state is 1 */
 	int ks_state; /* see sl_sym_stats.kallsyms_state */
 	uint64_t tick;
 	struct sl_sym_stats st;
@@ -968,7 +968,7 @@ void sl_symbolizer_free(struct sl_symbolizer *s)
 	sl_dbgd_free(s->dbgd);
 	if (s->vdso)
 		module_free(s->vdso);
-	sl_ksyms_free(&s->ks);
+	sl_ksyms_shared_put(s->ks);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
@@ -1012,31 +1012,23 @@ static void load_kallsyms(struct sl_symbolizer *s)
 	pthread_mutex_unlock(&s->mu);
 	if (state)
 		return;
-	char *buf;
-	size_t len;
-	struct sl_ksyms ks;
-	memset(&ks, 0, sizeof(ks));
-	if (!s->kallsyms_path[0] || sl_read_small_file(s->kallsyms_path, SL_SYM_KALLSYMS_MAX, &buf, &len)) {
-		state = -2;
-	} else {
-		int rc = sl_ksyms_parse(buf, len, &ks);
-		free(buf);
-		state = rc ? -2 : (ks.hidden || !ks.n) ? -1 : 1;
-	}
+	const struct sl_ksyms *ks = sl_ksyms_shared_get(s->kallsyms_path, &state);
+	if (ks)
+		state = 1;
 	pthread_mutex_lock(&s->mu);
 	if (!s->ks_state) {
 		s->ks = ks;
 		s->ks_state = state;
-		memset(&ks, 0, sizeof(ks));
+		ks = NULL;
 	}
 	pthread_mutex_unlock(&s->mu);
-	sl_ksyms_free(&ks);
+	sl_ksyms_shared_put(ks);
 }
 
 static int64_t kernel_frame(struct sl_symbolizer *s, struct sl_profile *P, uint64_t ip, int caller)
 {
 	struct sl_frame f = { .address = ip, .module_offset = ip, .flags = SL_FRAME_KERNEL };
-	const struct sl_ksym *k = s->ks_state == 1 ? sl_ksyms_lookup(&s->ks, caller ? ip - 1 : ip) : NULL;
+	const struct sl_ksym *k = s->ks_state == 1 ? sl_ksyms_lookup(s->ks, caller ? ip - 1 : ip) : NULL;
 	char mod[80];
 	if (!k) {
 		f.flags |= SL_FRAME_UNKNOWN;

@@ -3,7 +3,10 @@
  * Documentation/admin-guide/sysctl/kernel.rst "kptr_restrict"). */
 #include "profile/profile_internal.h"
 
+#include "profile/symbolize_proc.h"
+
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,19 +24,34 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
+/* The name of syms[i + 1] when syms[i] is its __pfx_ padding symbol (the
+ * 16 bytes of padding before every function of kernels with
+ * CONFIG_FUNCTION_PADDING_ALIGNMENT: about half of the text symbols):
+ * "__pfx_X" is kept once and X points into it. NULL when not such a pair. */
+static const char *pfx_pair(const struct sl_ksyms *ks, size_t i)
+{
+	const struct sl_ksym *a = &ks->syms[i], *b = i + 1 < ks->n ? &ks->syms[i + 1] : NULL;
+	if (!b || strncmp(a->name, "__pfx_", 6) || strcmp(a->name + 6, b->name))
+		return NULL;
+	if ((a->module == NULL) != (b->module == NULL) || (a->module && strcmp(a->module, b->module)))
+		return NULL;
+	return b->name;
+}
+
 /* Replace the pool (a copy of the whole file) by one holding only the
- * kept symbols' names and modules (a module name once per run of
- * symbols), and fit syms to n: /proc/kallsyms is 5-10 MB of text and the
- * table is kept for the agent's life (kernel frames of drop stacks and
- * profiles). Without memory for the copy the table stays
- * as it is. */
+ * kept symbols' names (X in "__pfx_X" when they follow each other: one
+ * copy) and modules (a module name once per run of symbols), and fit syms
+ * to n: /proc/kallsyms is 5-10 MB of text and the table is kept for the
+ * agent's life (kernel frames of drop stacks and profiles). Without memory
+ * for the copy the table stays as it is. */
 static void compact(struct sl_ksyms *ks)
 {
 	size_t bytes = 0;
 	const char *pm = NULL;
 
 	for (size_t i = 0; i < ks->n; i++) {
-		bytes += strlen(ks->syms[i].name) + 1;
+		if (!(i && pfx_pair(ks, i - 1)))
+			bytes += strlen(ks->syms[i].name) + 1;
 		if (ks->syms[i].module && (!pm || strcmp(pm, ks->syms[i].module))) {
 			pm = ks->syms[i].module;
 			bytes += strlen(pm) + 1;
@@ -42,16 +60,23 @@ static void compact(struct sl_ksyms *ks)
 	char *pool = malloc(bytes ? bytes : 1), *w = pool;
 	if (!pool)
 		return;
-	const char *src_m = NULL, *dst_m = NULL;
+	const char *src_m = NULL, *dst_m = NULL, *pfx_of_next = NULL;
 	for (size_t i = 0; i < ks->n; i++) {
 		struct sl_ksym *k = &ks->syms[i];
-		size_t l = strlen(k->name) + 1;
-		memcpy(w, k->name, l);
-		k->name = w;
-		w += l;
+		const char *shared = pfx_of_next; /* this one's name inside the previous "__pfx_" name */
+		int pair = pfx_pair(ks, i) != NULL; /* before k->name moves */
+		if (shared) {
+			k->name = shared;
+		} else {
+			size_t l = strlen(k->name) + 1;
+			memcpy(w, k->name, l);
+			k->name = w;
+			w += l;
+		}
+		pfx_of_next = pair ? k->name + 6 : NULL;
 		if (k->module && (!src_m || strcmp(src_m, k->module))) {
 			src_m = k->module;
-			l = strlen(src_m) + 1;
+			size_t l = strlen(src_m) + 1;
 			memcpy(w, src_m, l);
 			dst_m = w;
 			w += l;
@@ -172,4 +197,96 @@ size_t sl_ksyms_addrs(const struct sl_ksyms *ks, const char *name, uint64_t *add
 		k++;
 	}
 	return k;
+}
+
+/* ---- the shared tables (sl_ksyms_shared_get) ---- */
+
+struct shared_ks {
+	struct sl_ksyms ks;
+	unsigned refs;
+	struct shared_ks *next;
+	char path[];
+};
+static pthread_mutex_t shared_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct shared_ks *shared; /* under shared_mu */
+
+static struct shared_ks *shared_find(const char *path)
+{
+	for (struct shared_ks *e = shared; e; e = e->next)
+		if (!strcmp(e->path, path))
+			return e;
+	return NULL;
+}
+
+const struct sl_ksyms *sl_ksyms_shared_get(const char *path, int *state)
+{
+	int st = -2;
+	if (!path || !*path)
+		goto out;
+	pthread_mutex_lock(&shared_mu);
+	struct shared_ks *e = shared_find(path);
+	if (e) {
+		e->refs++;
+		pthread_mutex_unlock(&shared_mu);
+		return &e->ks;
+	}
+	pthread_mutex_unlock(&shared_mu);
+
+	/* read and parse without the lock (MBs of file I/O); when two gets
+	 * race, the first to install wins and the other's table is freed */
+	size_t pl = strlen(path) + 1, len;
+	char *buf;
+	e = calloc(1, sizeof(*e) + pl);
+	if (!e)
+		goto out;
+	memcpy(e->path, path, pl);
+	if (sl_read_small_file(path, SL_SYM_KALLSYMS_MAX, &buf, &len)) {
+		free(e);
+		goto out;
+	}
+	int rc = sl_ksyms_parse(buf, len, &e->ks);
+	free(buf);
+	if (rc || e->ks.hidden || !e->ks.n) {
+		st = rc ? -2 : -1;
+		sl_ksyms_free(&e->ks);
+		free(e);
+		goto out;
+	}
+	pthread_mutex_lock(&shared_mu);
+	struct shared_ks *won = shared_find(path);
+	if (won) {
+		won->refs++;
+		pthread_mutex_unlock(&shared_mu);
+		sl_ksyms_free(&e->ks);
+		free(e);
+		return &won->ks;
+	}
+	e->refs = 1;
+	e->next = shared;
+	shared = e;
+	pthread_mutex_unlock(&shared_mu);
+	return &e->ks;
+out:
+	if (state)
+		*state = st;
+	return NULL;
+}
+
+void sl_ksyms_shared_put(const struct sl_ksyms *ks)
+{
+	if (!ks)
+		return;
+	pthread_mutex_lock(&shared_mu);
+	for (struct shared_ks **pp = &shared; *pp; pp = &(*pp)->next) {
+		struct shared_ks *e = *pp;
+		if (&e->ks != ks)
+			continue;
+		if (--e->refs == 0) {
+			*pp = e->next;
+			sl_ksyms_free(&e->ks);
+			free(e);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&shared_mu);
 }

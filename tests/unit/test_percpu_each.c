@@ -98,10 +98,45 @@ static void test_percpu_each(void **state)
 	close(fd);
 }
 
+/* sl_percpu_sums: each element's sum over CPUs, equal to sl_percpu_sum's */
+static void test_percpu_sums(void **state)
+{
+	(void)state;
+	int ncpus = libbpf_num_possible_cpus();
+	assert_true(ncpus > 0);
+	int fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "sl_sums_test", 4, 8, 19, NULL);
+	if (fd < 0) {
+		if (geteuid() != 0 || errno == EPERM) {
+			skip();
+			return;
+		}
+		fail_msg("bpf_map_create: %s", strerror(errno));
+	}
+	uint64_t *v = calloc((size_t)ncpus, 8), out[19], none[3] = {7, 7, 7};
+	assert_non_null(v);
+	for (uint32_t i = 0; i < 19; i++) {
+		for (int c = 0; c < ncpus; c++)
+			v[c] = 1000ull * i + (uint64_t)c + 1;
+		assert_int_equal(bpf_map_update_elem(fd, &i, v, BPF_ANY), 0);
+	}
+	assert_int_equal(sl_percpu_sums(fd, 19, ncpus, out), 0);
+	for (uint32_t i = 0; i < 19; i++) {
+		uint64_t want = 1000ull * i * (uint64_t)ncpus + (uint64_t)ncpus * (uint64_t)(ncpus + 1) / 2;
+		assert_int_equal(out[i], want);
+		assert_int_equal(out[i], sl_percpu_sum(fd, i, ncpus));
+	}
+	/* not a map: an error, the sums zeroed */
+	assert_true(sl_percpu_sums(-1, 3, ncpus, none) < 0);
+	assert_int_equal(none[0] | none[1] | none[2], 0);
+	free(v);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_percpu_each),
+		cmocka_unit_test(test_percpu_sums),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
