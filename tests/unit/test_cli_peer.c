@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/peer_check.c"
+#include "tmp_root.h"
 
 static char root[64];
 
@@ -99,8 +100,7 @@ static void test_socket_peer(void **state)
 
 int main(void)
 {
-	snprintf(root, sizeof(root), "/tmp/sl-clipeer-XXXXXX");
-	if (!mkdtemp(root))
+	if (sl_test_mk_root(root, sizeof(root), "sl-clipeer"))
 		return 1;
 	char p[200];
 	snprintf(p, sizeof(p), "%s/net", root);
@@ -109,10 +109,5 @@ int main(void)
 		cmocka_unit_test(test_tcp_listener),
 		cmocka_unit_test(test_socket_peer),
 	};
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	if (system(cmd))
-		rc = rc ? rc : 1;
-	return rc;
+	return sl_test_rm_root(root, cmocka_run_group_tests(tests, NULL, NULL));
 }

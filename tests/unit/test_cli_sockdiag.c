@@ -21,6 +21,7 @@
 #include "cli/peer_check.c"
 #include "cli/schema.c"
 #include "cli/sock_diag.c"
+#include "tmp_root.h"
 
 static char root[64];
 
@@ -143,18 +144,12 @@ static void test_http_error(void **state)
 
 int main(void)
 {
-	snprintf(root, sizeof(root), "/tmp/sl-clisock-XXXXXX");
-	if (!mkdtemp(root))
+	if (sl_test_mk_root(root, sizeof(root), "sl-clisock"))
 		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_diagnose),
 		cmocka_unit_test(test_diagnose_eacces),
 		cmocka_unit_test(test_http_error),
 	};
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	if (system(cmd))
-		rc = rc ? rc : 1;
-	return rc;
+	return sl_test_rm_root(root, cmocka_run_group_tests(tests, NULL, NULL));
 }

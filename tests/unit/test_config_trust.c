@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "agent/config.h"
+#include "tmp_root.h"
 
 static char root[64];
 
@@ -84,17 +85,11 @@ static void test_other_owner(void **state)
 
 int main(void)
 {
-	snprintf(root, sizeof(root), "/tmp/sl-cfgtrust-XXXXXX");
-	if (!mkdtemp(root))
+	if (sl_test_mk_root(root, sizeof(root), "sl-cfgtrust"))
 		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_other_owner),
 	};
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	if (system(cmd))
-		rc = rc ? rc : 1;
-	return rc;
+	return sl_test_rm_root(root, cmocka_run_group_tests(tests, NULL, NULL));
 }

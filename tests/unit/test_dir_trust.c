@@ -17,6 +17,7 @@
 
 #include "common/dir_trust.h"
 #include "store/sqlite_private.h"
+#include "tmp_root.h"
 
 static char root[64];
 
@@ -85,17 +86,11 @@ static void test_other_user(void **state)
 
 int main(void)
 {
-	snprintf(root, sizeof(root), "/tmp/sl-dirtrust-XXXXXX");
-	if (!mkdtemp(root))
+	if (sl_test_mk_root(root, sizeof(root), "sl-dirtrust"))
 		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_other_user),
 	};
-	int rc = cmocka_run_group_tests(tests, NULL, NULL);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	if (system(cmd))
-		rc = rc ? rc : 1;
-	return rc;
+	return sl_test_rm_root(root, cmocka_run_group_tests(tests, NULL, NULL));
 }
