@@ -484,7 +484,9 @@ int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct tas
 	if (!e)
 		return 0;
 	rd = next->sched_info.run_delay;
-	wait = e->rd_seen ? rd - e->rd + cur : cur;
+	/* run_delay only grows (reset only at fork, which gives new storage);
+	 * the check keeps a wrapped difference out of the histogram anyway */
+	wait = e->rd_seen && rd >= e->rd ? rd - e->rd + cur : cur;
 	/* how it last left a CPU (0: not seen leaving one; its first run if
 	 * the kernel never switched it in) */
 	kind = e->kind;
