@@ -1208,12 +1208,31 @@ int sl_config_load(struct sl_config *c, const char *path, char *err, size_t errl
 	/* whoever can write the file decides what the (root) agent reads,
 	 * loads and runs: the file of root or ours, in a directory as the
 	 * stores' (sticky allowed) */
-	const char *dwhy = NULL;
+	const char *dwhy = NULL, *risk = "others could replace the file; keep it in a directory only root can write, "
+					  "e.g. /etc/sandlens";
+	/* through symlinks: the link itself (another user's could be
+	 * re-pointed) and the directories of the file it reaches */
+	char real[PATH_MAX], fdp[64];
+	struct stat lst;
+	snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d", fd);
+	ssize_t rn = readlink(fdp, real, sizeof(real) - 1);
+	real[rn > 0 ? rn : 0] = 0;
+	int link_other = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && lst.st_uid != 0 && lst.st_uid != geteuid();
+	if (link_other) {
+		snprintf(err, errlen, "%s: refusing it: a symbolic link owned by uid %u (it could be re-pointed)", path,
+			 (unsigned)lst.st_uid);
+		close(fd);
+		return -1;
+	}
+	int via_real = 0; /* dwhy is about the directory of real */
 	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
-	    (dwhy = sl_dir_refusal(path, SL_DIR_STICKY_OK,
-				   "others could replace the file; keep it in a directory only root can write, "
-				   "e.g. /etc/sandlens"))) {
-		if (dwhy)
+	    (dwhy = sl_dir_refusal(path, SL_DIR_STICKY_OK, risk)) ||
+	    (real[0] == '/' && strcmp(real, path) && (via_real = 1) &&
+	     (dwhy = sl_dir_refusal(real, SL_DIR_STICKY_OK, risk)))) {
+		if (dwhy && via_real)
+			snprintf(err, errlen, "%s: refusing the directory of %s, the file it reaches: it %s", path, real,
+				 dwhy);
+		else if (dwhy)
 			snprintf(err, errlen, "%s: refusing its directory: it %s", path, dwhy);
 		else
 			snprintf(err, errlen,

@@ -3,6 +3,7 @@
 #include "api/api.h"
 #include "api/api_flight.h"
 #include "api/api_internal.h"
+#include "common/dir_trust.h"
 #include "profile/profile.h"
 #include "api/api_tasks.h"
 #include "api/api_profiles.h"
@@ -913,6 +914,15 @@ static int listen_unix(struct sl_api *api, const char *path, char *err, size_t e
 			snprintf(err, errlen, "api.unix_socket: mkdir %s: %s", dir, strerror(errno));
 			return -1;
 		}
+	}
+	/* again, now that the directory exists: checked at start (main.c),
+	 * it may have been made since by someone else (a missing directory
+	 * in /tmp). Ours, or root's, under directories no one else can
+	 * rename (dir_trust.h), it stays so until we are done with it. */
+	const char *why = sl_dir_refusal(path, SL_DIR_STICKY_OK, NULL);
+	if (why) {
+		snprintf(err, errlen, "api.unix_socket: %s: refusing its directory: it %s", path, why);
+		return -1;
 	}
 	if (clear_stale(path, err, errlen))
 		return -1;

@@ -9,6 +9,13 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+/* Whether dir is on a read-only mount (statvfs ST_RDONLY). */
+static int on_ro_mount(const char *dir)
+{
+	struct statvfs vfs;
+	return statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+}
+
 const char *sl_dir_refusal(const char *path, unsigned flags, const char *risk)
 {
 	static _Thread_local char why[PATH_MAX + 200];
@@ -27,6 +34,7 @@ const char *sl_dir_refusal(const char *path, unsigned flags, const char *risk)
 	 * point anywhere, and be re-pointed); the nearest existing one is
 	 * where whatever is missing gets created */
 	snprintf(last, sizeof(last), "%s", dir[0] == '/' ? "/" : ".");
+	int seen = 0; /* last is a component of the path that exists */
 	for (size_t i = 1; i <= strlen(dir); i++) {
 		if (dir[i] != '/' && dir[i] != 0)
 			continue;
@@ -42,7 +50,24 @@ const char *sl_dir_refusal(const char *path, unsigned flags, const char *risk)
 				 (unsigned)st.st_uid);
 			return why;
 		}
+		/* last is a directory above one that exists: its owner, or
+		 * anyone who may write it without the sticky bit, could rename
+		 * what is below and put their own in its place (the nearest
+		 * existing one gets the stricter check after the walk) */
+		if (seen && stat(last, &st) == 0 && S_ISDIR(st.st_mode) && !on_ro_mount(last)) {
+			if (st.st_uid != 0 && st.st_uid != geteuid()) {
+				snprintf(why, sizeof(why), "has %s on its path, a directory owned by uid %u", last,
+					 (unsigned)st.st_uid);
+				return why;
+			}
+			if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+				snprintf(why, sizeof(why),
+					 "has %s on its path, a directory writable by group or others (not sticky)", last);
+				return why;
+			}
+		}
 		snprintf(last, sizeof(last), "%s", pre);
+		seen = 1;
 	}
 	if (stat(last, &st)) {
 		snprintf(why, sizeof(why), "cannot be read (%s: %s)", last, strerror(errno));
@@ -63,8 +88,7 @@ const char *sl_dir_refusal(const char *path, unsigned flags, const char *risk)
 	}
 	/* a read-only mount: no one writes there, whatever its mode (a
 	 * Kubernetes ConfigMap volume's directory is 0777, mounted read-only) */
-	struct statvfs vfs;
-	int ro = statvfs(last, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+	int ro = on_ro_mount(last);
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !ro && !((flags & SL_DIR_STICKY_OK) && (st.st_mode & S_ISVTX))) {
 		snprintf(why, sizeof(why), "%s%s is writable by group or others%s%s%s",
 			 here ? "" : "would be made in ", here ? "" : last, risk ? " (" : "", risk ? risk : "",

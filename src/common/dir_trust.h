@@ -15,7 +15,10 @@
  * or NULL when it may. path's directory part ("." when none) is walked
  * component by component (lstat): a symbolic link owned by neither root
  * nor the effective uid on the way is refused (it could point anywhere and
- * be re-pointed); the nearest existing component is where whatever is
+ * be re-pointed); so is a directory above the nearest existing one that
+ * is owned by neither, or that group or others may write without the
+ * sticky bit (they could rename the rest of the path away and put their
+ * own in its place; /tmp passes); the nearest existing component is where whatever is
  * missing gets created, and it must be a directory owned by the effective
  * uid or root that neither group nor others can write (see flags; a
  * directory on a read-only mount, statvfs ST_RDONLY, counts as written by
@@ -24,7 +27,9 @@
  * others could do there and what to do about it; NULL: none).
  * The reason reads after "it": "is owned by another user", "is writable
  * by group or others (...)", "would be made in /x, owned by another user",
- * "has /x/l on its path, a symbolic link owned by uid N", "is not a
+ * "has /x/l on its path, a symbolic link owned by uid N", "has /x on its
+ * path, a directory owned by uid N", "has /x on its path, a directory
+ * writable by group or others (not sticky)", "is not a
  * directory", "cannot be read (<path>: <errno text>)", "is not a usable
  * path". Static or in a thread-local buffer (valid until the thread's
  * next call). */

@@ -60,7 +60,7 @@ static int walk_batch(int fd, size_t key_size, uint64_t now_ns, uint64_t idle_ns
 {
 	uint32_t chunk = 256, count;
 	unsigned char token[MAX_KEY];
-	unsigned char *keys = malloc((size_t)chunk * key_size);
+	unsigned char *keys = calloc(chunk, key_size); /* zeroed: valgrind does not see the kernel fill it */
 	struct sl_exec_bucket *vals = calloc(chunk, sizeof(*vals));
 	int first = 1, rc = 0;
 
@@ -73,7 +73,7 @@ static int walk_batch(int fd, size_t key_size, uint64_t now_ns, uint64_t idle_ns
 			chunk *= 2;
 			free(keys);
 			free(vals);
-			keys = malloc((size_t)chunk * key_size);
+			keys = calloc(chunk, key_size);
 			vals = calloc(chunk, sizeof(*vals));
 			continue;
 		}

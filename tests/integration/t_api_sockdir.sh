@@ -5,7 +5,11 @@
 # exits 2 naming api.unix_socket, the directory and why (before anything
 # starts; --check-config says the same). A sticky world-writable directory
 # (/tmp style), a root 0755 one and a missing one under it (created at start)
-# are accepted. Only the config is read: no BPF, no agent run.
+# are accepted. Only the config is read, except in the last case: a missing
+# directory (in a sticky one) made by another user after the start-up check
+# is refused before the agent binds there (the agent re-checks after its
+# mkdir); directories above the socket's are checked too (another user's
+# directory above, or one open to all without the sticky bit).
 # sl-san: once (configuration checks; src/common/dir_trust.c runs under ASan in test_dir_trust)
 source "$(dirname "$0")/../lib/common.sh"
 sl_init
@@ -58,4 +62,29 @@ mkdir -m 1777 "$SL_TMP/sticky" && chmod 1777 "$SL_TMP/sticky"
 accepted "sticky 1777 directory" "$SL_TMP/sticky/api.sock"
 accepted "root 0755 directory" "$SL_TMP/ok/api.sock"
 accepted "missing directory under a root one" "$SL_TMP/ok/run/api.sock"
+mkdir -m 0755 "$SL_TMP/nobody/sub"
+refused "directory under uid 65534's" "$SL_TMP/nobody/sub" "has $SL_TMP/nobody on its path, a directory owned by uid 65534"
+mkdir -m 0755 "$SL_TMP/ww/sub"
+refused "directory under a 0777 one" "$SL_TMP/ww/sub" "has $SL_TMP/ww on its path, a directory writable by group or others (not sticky)"
+
+# the race: uid 65534 makes the missing directory after the start-up check
+chmod o+x "$SL_TMP"
+f=$(conf "$SL_TMP/sticky/race/api.sock")
+timeout -k 2 60 "$SL_BUILD/sandlensd" --config "$f" >"$SL_LOGDIR/race.out" 2>"$SL_LOGDIR/race.err" &
+pid=$!
+# past the start-up check (the store opens after it; the modules load, then the API binds)
+n=0
+until grep -q "store: opened" "$SL_LOGDIR/race.err" 2>/dev/null; do
+	kill -0 $pid 2>/dev/null || fail "race: sandlensd exited before its store opened: $(tail -n 3 "$SL_LOGDIR/race.err")"
+	n=$((n + 1)); [ $n -lt 300 ] || fail "race: the store did not open within 30 s"
+	sleep 0.1
+done
+runuser -u nobody -- mkdir -m 0777 "$SL_TMP/sticky/race" || fail "uid 65534 could not make $SL_TMP/sticky/race"
+wait $pid
+rc=$?
+[ $rc != 0 ] && [ $rc != 124 ] || fail "race: sandlensd exit status $rc (0/124: it ran with its socket in uid 65534's directory)"
+grep -qF "api.unix_socket: $SL_TMP/sticky/race/api.sock: refusing its directory: it is owned by another user" "$SL_LOGDIR/race.err" ||
+	fail "race: stderr does not refuse the directory: $(tail -n 3 "$SL_LOGDIR/race.err" | head -c 400)"
+[ -e "$SL_TMP/sticky/race/api.sock" ] && fail "race: a socket was made in uid 65534's directory"
+echo "ok - race: exit $rc, $(grep -m1 refusing "$SL_LOGDIR/race.err" | head -c 200)"
 sl_check_failed

@@ -63,6 +63,22 @@ static void test_modes(void **state)
 	assert_non_null(strstr(err, "refusing its directory: it is writable by group or others"));
 	assert_int_equal(chmod(d, 01777), 0);
 	assert_int_equal(load(p, err, sizeof(err)), 0);
+	/* through a symlink: the directory of the file it reaches counts (a
+	 * root link in a good directory to a file in a 0777 one) */
+	char l[300], t[300];
+	snprintf(d, sizeof(d), "%s/ww3", root);
+	assert_int_equal(mkdir(d, 0777), 0);
+	assert_int_equal(chmod(d, 0777), 0);
+	snprintf(t, sizeof(t), "%s", put("ww3/c.yaml", 0644));
+	snprintf(l, sizeof(l), "%s/via.yaml", root);
+	assert_int_equal(symlink(t, l), 0);
+	assert_int_equal(load(l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "refusing the directory of "));
+	assert_non_null(strstr(err, "the file it reaches: it is writable by group or others"));
+	/* and a root link to a good file loads (a ConfigMap's ..data links) */
+	snprintf(l, sizeof(l), "%s/via-ok.yaml", root);
+	assert_int_equal(symlink(put("ok2.yaml", 0644), l), 0);
+	assert_int_equal(load(l, err, sizeof(err)), 0);
 }
 
 static void test_other_owner(void **state)
@@ -71,6 +87,13 @@ static void test_other_owner(void **state)
 	char err[600], d[300];
 	if (geteuid() != 0)
 		skip();
+	/* another user's symlink to a good file: it could be re-pointed */
+	char l[300];
+	snprintf(l, sizeof(l), "%s/nb-link.yaml", root);
+	assert_int_equal(symlink(put("ok3.yaml", 0644), l), 0);
+	assert_int_equal(lchown(l, 65534, 65534), 0);
+	assert_int_equal(load(l, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "refusing it: a symbolic link owned by uid 65534"));
 	const char *p = put("nb.yaml", 0644);
 	assert_int_equal(chown(p, 65534, 65534), 0);
 	assert_int_equal(load(p, err, sizeof(err)), -1);

@@ -76,6 +76,21 @@ static void test_other_user(void **state)
 	const char *why = sl_dir_refusal(at("nb/run/api.sock"), SL_DIR_STICKY_OK, NULL);
 	assert_non_null(why);
 	assert_non_null(strstr(why, ", owned by another user"));
+	/* a directory above the socket's, owned by another user or open to
+	 * all without the sticky bit: the rest of the path could be renamed
+	 * away and replaced (a sticky one, as /tmp, is fine) */
+	mk("nb/sub", 0755);
+	why = sl_dir_refusal(at("nb/sub/api.sock"), SL_DIR_STICKY_OK, NULL);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "nb on its path, a directory owned by uid 65534"));
+	mk("ww2", 0777);
+	mk("ww2/sub", 0755);
+	why = sl_dir_refusal(at("ww2/sub/api.sock"), SL_DIR_STICKY_OK, NULL);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "ww2 on its path, a directory writable by group or others (not sticky)"));
+	mk("st2", 01777);
+	mk("st2/sub", 0700);
+	assert_null(sl_dir_refusal(at("st2/sub/api.sock"), 0, NULL));
 	mk("o", 0755);
 	assert_int_equal(symlink("/run", at("o/l")), 0);
 	assert_int_equal(lchown(at("o/l"), 65534, 65534), 0);
