@@ -24,8 +24,10 @@ void sl_module_hook(struct sl_module *m, const char *name, int state, const char
 	if (state == SL_HOOK_ATTACHED)
 		sl_debug(m->ops->name, "hook %s attached", name);
 	else
-		sl_log(state == SL_HOOK_FAILED ? SL_LOG_ERROR : SL_LOG_WARN, m->ops->name, "hook %s %s: %s",
-		       name, sl_hook_state_name(state), h->reason);
+		sl_log(state == SL_HOOK_FAILED	   ? SL_LOG_ERROR
+		       : state == SL_HOOK_DISABLED ? SL_LOG_INFO /* on purpose: nothing is missing */
+						   : SL_LOG_WARN,
+		       m->ops->name, "hook %s %s: %s", name, sl_hook_state_name(state), h->reason);
 }
 
 void sl_module_prog(struct sl_module *m, const char *name, int prog_fd)
