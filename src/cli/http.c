@@ -133,14 +133,17 @@ static int auth_may_go(struct cli_conn *c)
 		}
 	} else if (!c->auth_explicit) {
 		rc = cli_tcp_listener_uid("/proc", c->base, &u);
-		if (rc || (u != 0 && u != me)) {
+		if (rc == -ENOENT) {
+			/* nothing listens: the request fails and says so; a word
+			 * on the token (and --token-file) would only mislead */
+			c->auth_state = -1;
+		} else if (rc || (u != 0 && u != me)) {
 			c->auth_state = -1;
 			fprintf(stderr,
 				"sandlens: not sending the token of %s to %s: %s (give --token-file to send it)\n",
 				CLI_DEFAULT_TOKEN_FILE, c->base,
-				rc == -EINVAL	? "not a loopback address, its listener cannot be checked"
-				: rc == -ENOENT ? "nothing listens there"
-				: rc		? "listeners of different users share the port"
+				rc == -EINVAL ? "not a loopback address, its listener cannot be checked"
+				: rc	      ? "listeners of different users share the port"
 						: "its listener is not root's");
 		}
 	}

@@ -68,6 +68,12 @@ grep -q "$SECRET" "$SL_TMP/got" && fail "the token is in the request"
 grep -q "not sending the token" "$SL_LOGDIR/cli1.txt" || fail "no word on stderr: $(cat "$SL_LOGDIR/cli1.txt")"
 echo "ok - the default token does not go to a nobody listener on 127.0.0.1"
 
+# --- nothing listens: the error says so, with no word on the token (break-it)
+PORT=$(sl_free_port)
+"$CLI" --api "http://127.0.0.1:$PORT" status >"$SL_LOGDIR/cli0.txt" 2>&1 && fail "status succeeded with nothing listening"
+grep -q "not sending the token" "$SL_LOGDIR/cli0.txt" && fail "a token note with nothing listening: $(cat "$SL_LOGDIR/cli0.txt")"
+echo "ok - nothing listening: $(head -n 1 "$SL_LOGDIR/cli0.txt" | head -c 160)"
+
 # --- the same to a root listener: sent
 PORT=$(sl_free_port)
 listen_as tcp 0 "$PORT"
