@@ -917,16 +917,14 @@ static int sched_init(struct sl_module *m)
 
 	err = sched_load(m, sp, sl_sched_use_sched_info(cfg->wait_source, "/proc/self/schedstat"));
 	if (err && !strcmp(cfg->wait_source, "auto") && sp->sched_info) {
-		/* a kernel without the sched_info fields or the runqueues
-		 * symbol in its BTF: the wakeup hooks, as runqlat */
-		char why[sizeof(m->error)];
-		snprintf(why, sizeof(why), "%s", m->error);
+		/* a kernel whose BTF lacks a field sched_switch_si reads (or a
+		 * verifier that refuses it): the wakeup hooks, as runqlat; the
+		 * figures are the same, the cost higher */
+		sl_log(SL_LOG_WARN, MOD, "waits timed with the wakeup hooks: sched_info not usable (%s)", m->error);
 		sched_bpf__destroy(sp->skel);
 		sp->skel = NULL;
 		m->error[0] = 0;
 		err = sched_load(m, sp, 0);
-		if (!err)
-			snprintf(sp->source_why, sizeof(sp->source_why), "sched_info not usable (%.100s)", why);
 	}
 	if (err)
 		return err;
@@ -954,8 +952,6 @@ static int sched_init(struct sl_module *m)
 			snprintf(m->error, sizeof(m->error), "sched_wakeup/sched_switch could not be attached");
 			return -ENOTSUP;
 		}
-		if (sp->source_why[0]) /* auto fell back: the figures are the same, the cost higher */
-			sl_log(SL_LOG_WARN, "sched", "waits timed with the wakeup hooks: %s", sp->source_why);
 	}
 	sl_module_attach(m, s->progs.sched_cgroup_rmdir, &s->links.sched_cgroup_rmdir, "tp_btf/cgroup_rmdir");
 	/* The per-task cgroup-key cache (bpf/sched.bpf.c task_key) is on only

@@ -79,7 +79,6 @@ struct sched_priv {
 	struct sched_bpf *skel;
 	struct sl_module *m;                /* the module (services) */
 	int sched_info;                     /* waits timed from sched_info (sched_switch_si) */
-	char source_why[160];               /* why auto fell back to the wakeup hooks ("" = it did not) */
 	const struct sl_sched_cfg *cfg;     /* its config section */
 	int ncpus;
 	char cpu_v1[256], cpuacct_v1[256]; /* v1 cpu / cpuacct mounts ("" none) */
