@@ -91,18 +91,38 @@ volatile __u64 sched_epoch;
  * move that lands meanwhile still invalidates it. A css_set replaced
  * with the same cgroups (a v2 controller enabled) keeps a right key. */
 struct enq {
-	__u64 ts;      /* wakeup mode: CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
-	__u32 kind;    /* enum sl_sched_enqueue: wakeup mode, of the pending enqueue;
-	                * sched_info mode, how the task last left a CPU */
-	__u32 watched; /* key was in sched_watch at wgen */
+	/* what a switch-in reads and writes in the sched_info mode, in the
+	 * first 56 bytes (the value starts 8 bytes into a cache-line-aligned
+	 * struct bpf_local_storage_data: one line) */
 	__u64 key_tag; /* cg_moves + 1 when key was computed; 0 = never */
 	struct sl_sched_key key;
-	__u32 wgen;    /* watch_gen when `watched` was read; ~0 = not read */
 	__u32 slot;    /* key's index in sched_hist (valid with key);
 	                * SL_SCHED_NO_SLOT = not looked up yet, or none free */
+	__u32 rd_seen;
 	__u64 rd;      /* sched_info mode: sched_info.run_delay right after the
 	                * previous switch-in (ns); valid when rd_seen */
-	__u32 rd_seen;
+	__u64 nivcsw;  /* sched_info mode: task->nivcsw at the previous switch-in */
+	__u32 wgen;    /* watch_gen when `watched` was read; ~0 = not read */
+	__u32 watched; /* key was in sched_watch at wgen */
+	/* wakeup mode */
+	__u64 ts;      /* CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
+	__u32 kind;    /* enum sl_sched_enqueue of the pending enqueue */
+	__u32 pad;
+};
+
+/* sched_info mode, per CPU: the task switched in last on this CPU, with
+ * its cgroup key as cached in its storage at that switch-in. When that
+ * task leaves the CPU (it cannot leave another: a running task migrates
+ * only after a switch-out), its key, or that it is the idle task, comes
+ * from here: the switch reads no line of prev at all, neither its
+ * task->cgroups chain nor its storage. Any mismatch (a switch-in this
+ * program did not see, a cgroup move since: key_tag) falls back to prev's
+ * storage. */
+struct cpu_cur {
+	__u64 task;    /* (unsigned long) of the task; 0 = unknown */
+	__u64 key_tag; /* as enq.key_tag */
+	struct sl_sched_key key;
+	__u32 idle;    /* the task is this CPU's idle task (pid 0) */
 	__u32 pad;
 };
 
@@ -120,6 +140,13 @@ static __always_inline __u64 task_rq_clock(struct task_struct *t)
 
 	return rq->clock;
 }
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_cur);
+} sched_cur SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -341,10 +368,13 @@ static __always_inline int nb_add(struct sl_sched_hist *h, const struct sl_sched
 /* Account next's wait of `wait` ns (enqueued as `kind`) that ends now as
  * prev leaves the CPU: histogram of next's cgroup key, contention class by
  * prev, neighbours, per-tick max, sched_delay. e is next's storage; pe is
- * prev's when the caller already has it (else NULL). now_mono is the
- * CLOCK_MONOTONIC ns of the switch, 0 = read it when needed. */
+ * prev's when the caller already has it (else NULL); known: prev's key is
+ * *pk, or prev is the idle task (prev_idle), from the caller's per-CPU
+ * record (else 0: read from prev). now_mono is the CLOCK_MONOTONIC ns of
+ * the switch, 0 = read it when needed. */
 static __always_inline void account_wait(struct task_struct *prev, struct task_struct *next,
-					 struct enq *e, struct enq *pe, __u64 wait, __u32 kind,
+					 struct enq *e, struct enq *pe, int known, int prev_idle,
+					 const struct sl_sched_key *pk, __u64 wait, __u32 kind,
 					 __u64 now_mono)
 {
 	struct sl_sched_key key, pkey;
@@ -353,7 +383,15 @@ static __always_inline void account_wait(struct task_struct *prev, struct task_s
 	__u32 slot, cls, idx, ei;
 
 	task_key(next, e, &key);
-	if (!prev->pid) {
+	if (known) {
+		if (prev_idle) {
+			cls = SL_SCHED_IDLE;
+		} else {
+			pkey = *pk;
+			cls = (pkey.cgroup_id == key.cgroup_id && pkey.cgroup_v1_id == key.cgroup_v1_id)
+				      ? SL_SCHED_INTERNAL : SL_SCHED_EXTERNAL;
+		}
+	} else if (!prev->pid) {
 		cls = SL_SCHED_IDLE;
 	} else if (!pe && prev->cgroups == next->cgroups) {
 		/* a sleeping prev (no storage fetched): the same css_set means
@@ -442,7 +480,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	wait = now - e->ts;
 	kind = e->kind;
 	e->ts = 0;
-	account_wait(prev, next, e, pe, wait, kind, now);
+	account_wait(prev, next, e, pe, 0, 0, NULL, wait, kind, now);
 	return 0;
 }
 
@@ -455,46 +493,75 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
  * gets the current interval alone. A switch-in with no last_queued is one
  * the kernel does not count either (pcount).
  *
- * prev's entry is fetched on every switch (it just ran here: its storage
- * lines are hot in this CPU's cache): it records whether prev leaves
- * runnable (the enqueue kind of its next wait) and gives prev's cached
- * cgroup key for the contention class, so neither prev's nor next's
- * task->cgroups line nor next's nivcsw line is read. */
+ * How next last left a CPU (the enqueue kind): __schedule() counts every
+ * switch-out in nivcsw (still runnable: preempted) or nvcsw (it blocked),
+ * so nivcsw moved since next's previous switch-in means preempted. prev's
+ * key comes from this CPU's sched_cur, written at prev's switch-in: in
+ * the common case the switch reads only next's lines. */
+static __always_inline void cur_set(struct cpu_cur *c, struct task_struct *t, int idle, const struct enq *e)
+{
+	c->task = (unsigned long)t;
+	c->idle = idle;
+	if (e) {
+		c->key_tag = e->key_tag;
+		c->key = e->key;
+	} else {
+		c->key_tag = 0;
+	}
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	struct enq *e, *pe = NULL;
-	__u64 lq, now, cur, rd, wait;
-	__u32 kind;
+	struct enq *e;
+	struct cpu_cur *c;
+	__u64 lq, now, cur, rd, wait, nivcsw;
+	__u32 kind, zero = 0;
+	int known, prev_idle;
 
-	if (prev->pid) {
-		pe = bpf_task_storage_get(&sched_enq, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		/* the state is read from the task, as in sched_switch above */
-		if (pe)
-			pe->kind = sl_task_state(prev) == 0 ? SL_SCHED_ENQ_PREEMPT : SL_SCHED_ENQ_WAKEUP;
+	c = bpf_map_lookup_elem(&sched_cur, &zero);
+	if (!c)
+		return 0;
+	/* the idle task (pid 0). Not by PF_IDLE: the flags share the first
+	 * line with __state, which the waker on another CPU just wrote (a
+	 * cross-core transfer; not faster in an A/B run of
+	 * bench/sched-overhead.sh) */
+	if (!next->pid) {
+		cur_set(c, next, 1, NULL);
+		return 0;
 	}
-	if (!next->pid)
-		return 0;
 	lq = next->sched_info.last_queued;
-	if (!lq)
+	if (!lq) {
+		c->task = 0;
 		return 0;
+	}
 	now = task_rq_clock(next);
 	cur = now > lq ? now - lq : 0;
 	e = bpf_task_storage_get(&sched_enq, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!e)
+	if (!e) {
+		c->task = 0;
 		return 0;
+	}
 	rd = next->sched_info.run_delay;
-	/* run_delay only grows (reset only at fork, which gives new storage);
-	 * the check keeps a wrapped difference out of the histogram anyway */
-	wait = e->rd_seen && rd >= e->rd ? rd - e->rd + cur : cur;
-	/* how it last left a CPU (0: not seen leaving one; its first run if
-	 * the kernel never switched it in) */
-	kind = e->kind;
-	if (!kind && !next->sched_info.pcount)
-		kind = SL_SCHED_ENQ_WAKEUP_NEW;
+	nivcsw = next->nivcsw;
+	if (e->rd_seen) {
+		/* run_delay only grows (reset only at fork, which gives new
+		 * storage); the check keeps a wrapped difference out anyway */
+		wait = rd >= e->rd ? rd - e->rd + cur : cur;
+		kind = nivcsw != e->nivcsw ? SL_SCHED_ENQ_PREEMPT : SL_SCHED_ENQ_WAKEUP;
+	} else {
+		/* not seen leaving a CPU (0); its first run if the kernel never
+		 * switched it in */
+		wait = cur;
+		kind = next->sched_info.pcount ? 0 : SL_SCHED_ENQ_WAKEUP_NEW;
+	}
 	e->rd = rd + cur;
+	e->nivcsw = nivcsw;
 	e->rd_seen = 1;
-	account_wait(prev, next, e, pe, wait, kind, 0);
+	known = c->task == (unsigned long)prev && (c->idle || (key_cache && c->key_tag == cg_moves + 1));
+	prev_idle = known && c->idle;
+	account_wait(prev, next, e, NULL, known, prev_idle, &c->key, wait, kind, 0);
+	cur_set(c, next, 0, e);
 	return 0;
 }
 

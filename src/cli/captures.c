@@ -32,14 +32,21 @@ static void print_row(json_t *c)
 	const char *src = json_string_value(json_object_get(r, "source"));
 	char v[CLI_NUM_LEN], t[CLI_NUM_LEN];
 	double thr = json_number_value(json_object_get(r, "threshold"));
-	if (src && !strcmp(src, "psi_trigger") && json_is_number(rd)) /* the kernel's trigger: value = threshold */
-		snprintf(why, sizeof(why), "%s %.4g, >= %.4g (%s)", str(r, "series"), json_number_value(rd), thr,
-			 str(r, "source"));
-	else {
+	if (src && !strcmp(src, "psi_trigger")) {
+		/* the kernel's trigger fired: the stall over its window reached
+		 * the threshold (a lower bound); the avg10 read at the event is
+		 * another average and may be lower */
+		snprintf(t, sizeof(t), "%.4g", thr);
+		if (json_is_number(rd))
+			snprintf(why, sizeof(why), "%s >= %s (psi_trigger; avg10 %.4g)", str(r, "series"), t,
+				 json_number_value(rd));
+		else
+			snprintf(why, sizeof(why), "%s >= %s (psi_trigger)", str(r, "series"), t);
+	} else {
 		const char *op = cli_exceeds(json_number_value(json_object_get(r, "value")), thr, 0, 4, v, t);
 		snprintf(why, sizeof(why), "%s %s %s %s (%s)", str(r, "series"), v, op, t, str(r, "source"));
 	}
-	printf("%-18s %-20.20s %-12.12s %-10s %-9s %-24s %s\n", str(c, "id"), str(c, "time"), str(c, "container_id"),
+	printf("%-18s %-30s %-12.12s %-10s %-9s %-24s %s\n", str(c, "id"), str(c, "time"), str(c, "container_id"),
 	       str(r, "detector"), str(c, "status"), top ? sym(top, "function") : "-", why);
 }
 
@@ -54,8 +61,15 @@ static void print_show(json_t *c)
 	const char *op = cli_exceeds(json_number_value(json_object_get(r, "value")),
 				     json_number_value(json_object_get(r, "threshold")),
 				     (src && !strcmp(src, "psi_trigger")) || json_object_get(r, "value_is"), 6, v, t);
-	printf("why        detector %s on %s (%s, %s): value %s %s threshold %s (%s), window %lld, samples %lld\n",
-	       str(r, "detector"), str(r, "series"), str(r, "method"), str(r, "source"), v, op, t,
+	/* method and source: once when they are the same word (a PSI trigger) */
+	const char *meth = json_string_value(json_object_get(r, "method"));
+	char how[160];
+	if (meth && src && !strcmp(meth, src))
+		snprintf(how, sizeof(how), "%s", str(r, "source"));
+	else
+		snprintf(how, sizeof(how), "%s, %s", str(r, "method"), str(r, "source"));
+	printf("why        detector %s on %s (%s): value %s %s threshold %s (%s), window %lld, samples %lld\n",
+	       str(r, "detector"), str(r, "series"), how, v, op, t,
 	       str(r, "threshold_source"), (long long)json_integer_value(json_object_get(r, "window")),
 	       (long long)json_integer_value(json_object_get(r, "samples")));
 	if (json_is_number(json_object_get(r, "reading")))
@@ -132,7 +146,7 @@ int cli_cmd_captures(struct cli_run *r)
 		size_t i;
 		json_t *t;
 		if (!json)
-			printf("%-18s %-20s %-12s %-10s %-9s %-24s %s\n", "ID", "TIME", "CONTAINER", "DETECTOR", "STATUS",
+			printf("%-18s %-30s %-12s %-10s %-9s %-24s %s\n", "ID", "TIME", "CONTAINER", "DETECTOR", "STATUS",
 			       "TOP FUNCTION", "WHY");
 		json_array_foreach(json_object_get(o, "captures"), i, t) {
 			if (json) {

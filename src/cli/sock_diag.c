@@ -22,8 +22,27 @@ static int try_connect(const char *path)
 	return e;
 }
 
+/* The first directory on path's way that this user may not search
+ * (no x permission) into dir; 0 when there is one, -1 when none. */
+static int closed_dir(const char *path, char *dir, size_t size)
+{
+	size_t n = strlen(path);
+	if (n >= size)
+		return -1;
+	for (size_t i = 1; i < n; i++) {
+		if (path[i] != '/')
+			continue;
+		memcpy(dir, path, i);
+		dir[i] = '\0';
+		if (access(dir, X_OK) && (errno == EACCES || errno == EPERM))
+			return 0;
+	}
+	return -1;
+}
+
 int cli_socket_diagnose(const char *path, char *buf, size_t size)
 {
+	char dir[108 + 1];
 	int e = try_connect(path ? path : "");
 	const char *why;
 	if (size)
@@ -37,6 +56,14 @@ int cli_socket_diagnose(const char *path, char *buf, size_t size)
 		break;
 	case EACCES:
 	case EPERM:
+		if (path && path[0] == '/' && closed_dir(path, dir, sizeof(dir)) == 0) {
+			if (size)
+				snprintf(buf, size,
+					 "%s: permission denied: this user may not enter the directory %s "
+					 "(run as root, or as a member of the agent's api.admin_group; or use --api URL)",
+					 path, dir);
+			return e;
+		}
 		why = "permission denied: connecting needs write permission on the socket "
 		      "(run as root, or as a member of the agent's api.admin_group; or use --api URL)";
 		break;

@@ -73,17 +73,10 @@ static void test_diagnose(void **state)
 	assert_int_equal(strlen(why), 7);
 }
 
-/* As uid 65534: a root socket of mode 0600 is not ours to connect to. */
-static void test_diagnose_eacces(void **state)
+/* cli_socket_diagnose(p) as uid 65534 in a child: its text into got,
+ * returns the errno it gave (-1: the child failed). */
+static int diagnose_as_nobody(const char *p, char *got, size_t size)
 {
-	(void)state;
-	if (geteuid() != 0)
-		skip();
-	char p[200];
-	snprintf(p, sizeof(p), "%s/root.sock", root);
-	int fd = listen_at(p);
-	assert_int_equal(chmod(p, 0600), 0);
-	assert_int_equal(chmod(root, 0755), 0);
 	int pfd[2];
 	assert_int_equal(pipe(pfd), 0);
 	pid_t pid = fork();
@@ -91,25 +84,53 @@ static void test_diagnose_eacces(void **state)
 	if (pid == 0) {
 		char why[400];
 		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
-			_exit(3);
+			_exit(255);
 		int e = cli_socket_diagnose(p, why, sizeof(why));
 		if (write(pfd[1], why, strlen(why) + 1) < 0)
-			_exit(4);
-		_exit(e == EACCES ? 0 : 5);
+			_exit(255);
+		_exit(e & 0x7f);
 	}
 	close(pfd[1]);
-	char got[400] = "";
-	ssize_t n = read(pfd[0], got, sizeof(got) - 1);
+	got[0] = 0;
+	ssize_t n = read(pfd[0], got, size - 1);
 	close(pfd[0]);
 	got[n > 0 ? n : 0] = 0;
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) && WEXITSTATUS(st) != 255 ? WEXITSTATUS(st) : -1;
+}
+
+/* As uid 65534: a root socket of mode 0600 is not ours to connect to;
+ * one in a directory of mode 0700 names the directory, not the socket. */
+static void test_diagnose_eacces(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	char p[200], got[400];
+	snprintf(p, sizeof(p), "%s/root.sock", root);
+	int fd = listen_at(p);
+	assert_int_equal(chmod(p, 0600), 0);
+	assert_int_equal(chmod(root, 0755), 0);
+	assert_int_equal(diagnose_as_nobody(p, got, sizeof(got)), EACCES);
 	close(fd);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
 	assert_non_null(strstr(got, p));
 	assert_non_null(strstr(got, "permission denied"));
+	assert_non_null(strstr(got, "write permission on the socket"));
 	assert_non_null(strstr(got, "api.admin_group"));
+
+	char d[100];
+	snprintf(d, sizeof(d), "%s/closed", root);
+	assert_int_equal(mkdir(d, 0700), 0);
+	snprintf(p, sizeof(p), "%s/open.sock", d);
+	fd = listen_at(p);
+	assert_int_equal(chmod(p, 0666), 0);
+	assert_int_equal(diagnose_as_nobody(p, got, sizeof(got)), EACCES);
+	close(fd);
+	assert_non_null(strstr(got, p));
+	assert_non_null(strstr(got, "may not enter the directory"));
+	assert_non_null(strstr(got, d));
+	assert_null(strstr(got, "on the socket"));
 }
 
 /* Through the HTTP layer: the transport error names the socket and why,

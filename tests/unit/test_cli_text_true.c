@@ -117,6 +117,21 @@ static void test_show_psi_trigger(void **state)
 	assert_non_null(strstr(s, "value 0.15 >= threshold 0.15"));
 	assert_null(strstr(s, "0.15 > threshold"));
 	free(s);
+	/* method and source the same word: said once */
+	json_object_set_new(json_object_get(c, "reason"), "method", json_string("psi_trigger"));
+	json_object_set_new(c, "time", json_string("2026-12-05T10:03:22.123456789Z"));
+	s = show_text(c, 0);
+	assert_non_null(strstr(s, "on memory_psi (psi_trigger)"));
+	assert_null(strstr(s, "psi_trigger, psi_trigger"));
+	free(s);
+	/* the list row: the trigger's bound, then the avg10 read, named as
+	 * such (not "0.12, >= 0.15" that reads as a claim about 0.12); the
+	 * time is not cut */
+	s = show_text(c, 1);
+	assert_non_null(strstr(s, "memory_psi >= 0.15 (psi_trigger; avg10 0.12)"));
+	assert_non_null(strstr(s, "2026-12-05T10:03:22.123456789Z"));
+	free(s);
+	json_object_set_new(json_object_get(c, "reason"), "method", json_string("trigger"));
 	/* a detector's value just above its threshold */
 	json_t *r = json_object_get(c, "reason");
 	json_object_set_new(r, "source", json_string("stats"));
