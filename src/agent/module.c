@@ -30,6 +30,16 @@ void sl_module_hook(struct sl_module *m, const char *name, int state, const char
 		       m->ops->name, "hook %s %s: %s", name, sl_hook_state_name(state), h->reason);
 }
 
+int sl_module_hook_note(struct sl_module *m, const char *name, const char *reason)
+{
+	for (int i = m->nhooks - 1; i >= 0; i--)
+		if (!strcmp(m->hooks[i].name, name)) {
+			snprintf(m->hooks[i].reason, sizeof(m->hooks[i].reason), "%s", reason ? reason : "");
+			return 0;
+		}
+	return -ENOENT;
+}
+
 void sl_module_prog(struct sl_module *m, const char *name, int prog_fd)
 {
 	if (m->nprogs >= SL_MAX_PROGS || prog_fd < 0)

@@ -380,6 +380,10 @@ struct sl_module {
 
 /* Record a hook's state (init only). reason may be NULL. */
 void sl_module_hook(struct sl_module *m, const char *name, int state, const char *reason);
+/* Set the reason shown in /healthz for the hook `name` recorded last
+ * (init only), e.g. why an attached hook is the fallback one. -ENOENT
+ * when no hook of that name was recorded. */
+int sl_module_hook_note(struct sl_module *m, const char *name, const char *reason);
 struct bpf_program;
 struct bpf_link;
 /* Attach prog (init only) and record hook `hook` as attached, or failed

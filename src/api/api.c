@@ -24,6 +24,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
@@ -860,16 +861,32 @@ static int listen_tcp(struct sl_api *api, const char *spec, char *err, size_t er
 	return 0;
 }
 
-/* Removes a leftover socket file nobody listens on. */
+/* "uid N (name)" of a file's owner into buf. */
+static const char *owner_of(const struct stat *st, char *buf, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char pwbuf[1024];
+	if (getpwuid_r(st->st_uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+		snprintf(buf, len, "uid %u (%s)", (unsigned)st->st_uid, res->pw_name);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)st->st_uid);
+	return buf;
+}
+
+/* Removes a leftover socket file nobody listens on. Errors name the
+ * file's owner: in a shared (sticky) directory another user's file there
+ * is what keeps the agent from starting. */
 static int clear_stale(const char *path, char *err, size_t errlen)
 {
+	char who[96];
 	struct stat st;
 	if (lstat(path, &st) != 0)
 		return errno == ENOENT ? 0 : (snprintf(err, errlen, "api.unix_socket: %s: %s", path,
 						       strerror(errno)),
 					      -1);
 	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(err, errlen, "api.unix_socket: %s exists and is not a socket", path);
+		snprintf(err, errlen, "api.unix_socket: %s exists and is not a socket (owned by %s)", path,
+			 owner_of(&st, who, sizeof(who)));
 		return -1;
 	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -882,12 +899,13 @@ static int clear_stale(const char *path, char *err, size_t errlen)
 	int live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
 	close(fd);
 	if (live) {
-		snprintf(err, errlen, "api.unix_socket: %s is in use by a running process", path);
+		snprintf(err, errlen, "api.unix_socket: %s is in use by a running process (socket owned by %s)", path,
+			 owner_of(&st, who, sizeof(who)));
 		return -1;
 	}
 	if (unlink(path) != 0 && errno != ENOENT) {
-		snprintf(err, errlen, "api.unix_socket: removing stale %s: %s", path,
-			 strerror(errno));
+		snprintf(err, errlen, "api.unix_socket: removing stale %s (owned by %s): %s", path,
+			 owner_of(&st, who, sizeof(who)), strerror(errno));
 		return -1;
 	}
 	sl_info(MOD, "removed stale socket %s", path);

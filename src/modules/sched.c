@@ -915,12 +915,14 @@ static int sched_init(struct sl_module *m)
 	snprintf(sp->cpu_v1, sizeof(sp->cpu_v1), "%s", sl_module_mounts(m)->v1_ctrl[SL_CG_CPU]);
 	snprintf(sp->cpuacct_v1, sizeof(sp->cpuacct_v1), "%s", sl_module_mounts(m)->v1_ctrl[SL_CG_CPUACCT]);
 
+	char fallback[sizeof(m->error)] = "";
 	err = sched_load(m, sp, sl_sched_use_sched_info(cfg->wait_source, "/proc/self/schedstat"));
 	if (err && !strcmp(cfg->wait_source, "auto") && sp->sched_info) {
 		/* a kernel whose BTF lacks a field sched_switch_si reads (or a
 		 * verifier that refuses it): the wakeup hooks, as runqlat; the
 		 * figures are the same, the cost higher */
 		sl_log(SL_LOG_WARN, MOD, "waits timed with the wakeup hooks: sched_info not usable (%s)", m->error);
+		snprintf(fallback, sizeof(fallback), "%s", m->error);
 		sched_bpf__destroy(sp->skel);
 		sp->skel = NULL;
 		m->error[0] = 0;
@@ -951,6 +953,13 @@ static int sched_init(struct sl_module *m)
 		if (!s->links.sched_wakeup || !s->links.sched_switch) {
 			snprintf(m->error, sizeof(m->error), "sched_wakeup/sched_switch could not be attached");
 			return -ENOTSUP;
+		}
+		if (fallback[0]) { /* /healthz says why auto chose these hooks */
+			char why[sizeof(m->hooks[0].reason)];
+			snprintf(why, sizeof(why), "auto fell back to the wakeup hooks: %.120s", fallback);
+			sl_module_hook_note(m, "tp_btf/sched_switch", why);
+			sl_module_hook_note(m, "tp_btf/sched_wakeup", why);
+			sl_module_hook_note(m, "tp_btf/sched_wakeup_new", why);
 		}
 	}
 	sl_module_attach(m, s->progs.sched_cgroup_rmdir, &s->links.sched_cgroup_rmdir, "tp_btf/cgroup_rmdir");

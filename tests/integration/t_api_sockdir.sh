@@ -67,6 +67,29 @@ refused "directory under uid 65534's" "$SL_TMP/nobody/sub" "has $SL_TMP/nobody o
 mkdir -m 0755 "$SL_TMP/ww/sub"
 refused "directory under a 0777 one" "$SL_TMP/ww/sub" "has $SL_TMP/ww on its path, a directory writable by group or others (not sticky)"
 
+# another user listening on the socket's path in a sticky directory: the
+# agent cannot take the path and says whose socket is there
+command -v python3 >/dev/null || fail "needs python3 (a listener as uid 65534; .ci/run installs it)"
+runuser -u nobody -- python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1]); s.listen(4)
+open(sys.argv[2], "w").close()
+time.sleep(120)' "$SL_TMP/sticky/squat.sock" "$SL_TMP/sticky/squat.ready" &
+squat=$!
+sl_on_exit "kill $squat 2>/dev/null"
+n=0
+until [ -e "$SL_TMP/sticky/squat.ready" ]; do
+	n=$((n + 1)); [ $n -lt 100 ] || fail "squat: uid 65534's listener did not start"
+	sleep 0.1
+done
+run squat --config "$(conf "$SL_TMP/sticky/squat.sock")"
+[ $rc != 0 ] && [ $rc != 124 ] || fail "squat: sandlensd exit status $rc with uid 65534 listening on its socket path"
+grep -qF "api.unix_socket: $SL_TMP/sticky/squat.sock is in use by a running process (socket owned by uid 65534 (nobody))" \
+	"$SL_LOGDIR/squat.err" || fail "squat: stderr does not name the socket's owner: $(tail -n 3 "$SL_LOGDIR/squat.err" | head -c 400)"
+echo "ok - squat: exit $rc, $(grep -m1 'in use' "$SL_LOGDIR/squat.err" | head -c 200)"
+kill $squat 2>/dev/null
+
 # the race: uid 65534 makes the missing directory after the start-up check
 chmod o+x "$SL_TMP"
 f=$(conf "$SL_TMP/sticky/race/api.sock")

@@ -1,4 +1,4 @@
-/* sl_percpu_array_each (src/agent/module.c): every element of a real
+/* Helpers of src/agent/module.c. sl_percpu_array_each: every element of a real
  * BPF_MAP_TYPE_PERCPU_ARRAY, in index order, with each CPU's value, read in
  * batches whose size does not divide the array; a value size that is not a
  * multiple of 8 (the kernel rounds each CPU's value up); a callback's
@@ -132,11 +132,35 @@ static void test_percpu_sums(void **state)
 	close(fd);
 }
 
+/* sl_module_hook_note: the reason of the last hook of that name recorded,
+ * shown by /healthz (the sched module's auto fallback says why) */
+static void test_hook_note(void **state)
+{
+	(void)state;
+	static const struct sl_module_ops ops = {.name = "t"};
+	struct sl_module m;
+	memset(&m, 0, sizeof(m));
+	m.ops = &ops;
+	sl_module_hook(&m, "tp_btf/a", SL_HOOK_ATTACHED, NULL);
+	sl_module_hook(&m, "tp_btf/b", SL_HOOK_ATTACHED, NULL);
+	assert_int_equal(sl_module_hook_note(&m, "tp_btf/a", "fallback: why"), 0);
+	assert_string_equal(m.hooks[0].reason, "fallback: why");
+	assert_int_equal(m.hooks[0].state, SL_HOOK_ATTACHED);
+	assert_string_equal(m.hooks[1].reason, "");
+	assert_int_equal(sl_module_hook_note(&m, "tp_btf/none", "x"), -ENOENT);
+	char lng[400];
+	memset(lng, 'x', sizeof(lng) - 1);
+	lng[sizeof(lng) - 1] = 0;
+	assert_int_equal(sl_module_hook_note(&m, "tp_btf/b", lng), 0);
+	assert_int_equal(strlen(m.hooks[1].reason), sizeof(m.hooks[1].reason) - 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_percpu_each),
 		cmocka_unit_test(test_percpu_sums),
+		cmocka_unit_test(test_hook_note),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,9 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "agent/config.h"
@@ -125,6 +127,26 @@ static void test_config_defaults(void **state)
 	assert_true(SCHED(&c)->ringbuf_size == 256u << 10);
 }
 
+/* sched.wait_source: the configured choice, or in auto mode whether the
+ * kernel keeps sched_info (its schedstat file exists; here a fixture
+ * file and a missing path stand for a kernel with and without it) */
+static void test_wait_source(void **state)
+{
+	(void)state;
+	char have[] = "/tmp/sl-schedstat-XXXXXX";
+	int fd = mkstemp(have);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(sl_sched_use_sched_info("sched_info", "/nonexistent/schedstat"), 1);
+	assert_int_equal(sl_sched_use_sched_info("wakeup", have), 0);
+	assert_int_equal(sl_sched_use_sched_info("auto", have), 1);
+	assert_int_equal(sl_sched_use_sched_info("auto", "/nonexistent/schedstat"), 0);
+	/* the real file: this kernel (Debian's config) has CONFIG_SCHED_INFO */
+	if (access("/proc/self/schedstat", R_OK) == 0)
+		assert_int_equal(sl_sched_use_sched_info("auto", "/proc/self/schedstat"), 1);
+	unlink(have);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -133,6 +155,7 @@ int main(void)
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_duration_ns),
 		cmocka_unit_test(test_config_defaults),
+		cmocka_unit_test(test_wait_source),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
