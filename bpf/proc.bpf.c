@@ -187,16 +187,18 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	if (rate) {
 		b = bucket_get(&exec_buckets, &key, now, burst);
 		if (!b) {
+			/* the table is full: delivered without a limit, not
+			 * hidden (the keys are (ppid, comm): a local user
+			 * exec'ing under thousands of names could fill it and
+			 * blind the agent to everyone else's execs); counted */
 			sl_stat_inc(&proc_stats, SL_ST_EXEC_KEY_TABLE_FULL);
-			mark_exec_suppressed(p);
-			return 0;
-		}
-		if (!sl_bucket_take(b, now, rate, burst, &carried)) {
+		} else if (!sl_bucket_take(b, now, rate, burst, &carried)) {
 			sl_stat_inc(&proc_stats, SL_ST_EXEC_RATE_LIMITED);
 			mark_exec_suppressed(p);
 			return 0;
+		} else {
+			carried_rb = sl_bucket_take_sub(&b->pending_rb);
 		}
-		carried_rb = sl_bucket_take_sub(&b->pending_rb);
 	}
 
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
@@ -276,19 +278,19 @@ int BPF_PROG(handle_exit, struct task_struct *p)
 		exit_key(&key, p, SL_EXK_EXIT);
 		b = bucket_get(&exit_buckets, &key, now, burst);
 		if (!b) {
+			/* full: delivered without a limit (as for execs) */
 			sl_stat_inc(&proc_stats, SL_ST_EXIT_KEY_TABLE_FULL);
-			return 0;
-		}
-		if (!sl_bucket_take(b, now, rate, burst, &carried)) {
+		} else if (!sl_bucket_take(b, now, rate, burst, &carried)) {
 			sl_stat_inc(&proc_stats, SL_ST_EXIT_RATE_LIMITED);
 			if (code) {
 				sl_stat_inc(&proc_stats, SL_ST_EXIT_ABN_RATE_LIMITED);
 				__sync_fetch_and_add(&b->pending_abn, 1);
 			}
 			return 0;
+		} else {
+			carried_rb = sl_bucket_take_sub(&b->pending_rb);
+			carried_abn = sl_bucket_take_sub(&b->pending_abn);
 		}
-		carried_rb = sl_bucket_take_sub(&b->pending_rb);
-		carried_abn = sl_bucket_take_sub(&b->pending_abn);
 	}
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
@@ -345,14 +347,14 @@ int BPF_PROG(handle_signal, int sig, struct kernel_siginfo *info, struct task_st
 		exit_key(&key, task, SL_EXK_SIGNAL);
 		b = bucket_get(&exit_buckets, &key, now, burst);
 		if (!b) {
+			/* full: delivered without a limit (as for execs) */
 			sl_stat_inc(&proc_stats, SL_ST_SIGNAL_KEY_TABLE_FULL);
-			return 0;
-		}
-		if (!sl_bucket_take(b, now, rate, burst, &carried)) {
+		} else if (!sl_bucket_take(b, now, rate, burst, &carried)) {
 			sl_stat_inc(&proc_stats, SL_ST_SIGNAL_RATE_LIMITED);
 			return 0;
+		} else {
+			carried_rb = sl_bucket_take_sub(&b->pending_rb);
 		}
-		carried_rb = sl_bucket_take_sub(&b->pending_rb);
 	}
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {

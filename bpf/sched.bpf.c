@@ -549,11 +549,17 @@ int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct tas
 		 * storage); the check keeps a wrapped difference out anyway */
 		wait = rd >= e->rd ? rd - e->rd + cur : cur;
 		kind = nivcsw != e->nivcsw ? SL_SCHED_ENQ_PREEMPT : SL_SCHED_ENQ_WAKEUP;
+	} else if (!next->sched_info.pcount) {
+		/* its first run: sched_fork() zeroed sched_info, so run_delay
+		 * holds exactly the intervals of this first wait that a
+		 * migration closed (a new task moved while still queued) */
+		wait = rd + cur;
+		kind = SL_SCHED_ENQ_WAKEUP_NEW;
 	} else {
-		/* not seen leaving a CPU (0); its first run if the kernel never
-		 * switched it in */
+		/* ran before the agent saw it: the current interval alone; how
+		 * it last left a CPU is unknown (0) */
 		wait = cur;
-		kind = next->sched_info.pcount ? 0 : SL_SCHED_ENQ_WAKEUP_NEW;
+		kind = 0;
 	}
 	e->rd = rd + cur;
 	e->nivcsw = nivcsw;

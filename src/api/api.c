@@ -928,8 +928,10 @@ static int listen_unix(struct sl_api *api, const char *path, char *err, size_t e
 	char *slash = strrchr(dir, '/');
 	if (slash != dir) {
 		*slash = '\0';
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-			snprintf(err, errlen, "api.unix_socket: mkdir %s: %s", dir, strerror(errno));
+		/* 0755 whatever the umask: api.admin_group's members enter it */
+		int mk = sl_mkdir_mode(dir, 0755);
+		if (mk < 0) {
+			snprintf(err, errlen, "api.unix_socket: mkdir %s: %s", dir, strerror(-mk));
 			return -1;
 		}
 	}

@@ -1,5 +1,6 @@
 /* API access control (api_auth.h). */
 #include "api/api_auth.h"
+#include "common/dir_trust.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -162,8 +163,11 @@ static int generate(const char *path, char *err, size_t errlen)
 		slash[1] = 0;
 	else
 		*slash = 0;
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-		return fail(err, errlen, path, errno, "creating its directory: %s", strerror(errno));
+	/* 0755 whatever the umask: the unix socket often shares the
+	 * directory, and api.admin_group's members must enter it */
+	int mk = sl_mkdir_mode(dir, 0755);
+	if (mk < 0)
+		return fail(err, errlen, path, -mk, "creating its directory: %s", strerror(-mk));
 	if (lstat(dir, &st) != 0)
 		return fail(err, errlen, path, errno, "its directory: %s", strerror(errno));
 	if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 022))

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -47,6 +48,14 @@ int cli_socket_diagnose(const char *path, char *buf, size_t size)
 	const char *why;
 	if (size)
 		buf[0] = '\0';
+	struct stat st;
+	if (e && e != ENOENT && path && stat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		/* connect() says "refused" or "denied" for a directory or a file */
+		if (size)
+			snprintf(buf, size, "%s: not a socket (%s): --socket (or api.unix_socket) must name the agent's socket",
+				 path, S_ISDIR(st.st_mode) ? "a directory" : S_ISREG(st.st_mode) ? "a regular file" : "not a socket file");
+		return ENOTSOCK;
+	}
 	switch (e) {
 	case 0:
 		return 0;

@@ -2,6 +2,7 @@
 #include "common/dir_trust.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -98,4 +99,16 @@ const char *sl_dir_refusal(const char *path, unsigned flags, const char *risk)
 		return why;
 	}
 	return NULL;
+}
+
+int sl_mkdir_mode(const char *dir, mode_t mode)
+{
+	if (mkdir(dir, mode) != 0)
+		return errno == EEXIST ? 0 : -errno;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int rc = fchmod(fd, mode) ? -errno : 1;
+	close(fd);
+	return rc;
 }

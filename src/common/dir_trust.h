@@ -5,6 +5,8 @@
 #ifndef SANDLENS_COMMON_DIR_TRUST_H
 #define SANDLENS_COMMON_DIR_TRUST_H
 
+#include <sys/types.h>
+
 /* SL_DIR_STICKY_OK: a directory that group or others may write is accepted
  * when it is sticky (/tmp): no one else can rename or remove an entry of
  * ours in it. Without it such a directory is refused, sticky or not (the
@@ -34,5 +36,12 @@
  * path". Static or in a thread-local buffer (valid until the thread's
  * next call). */
 const char *sl_dir_refusal(const char *path, unsigned flags, const char *risk);
+
+/* mkdir(dir, mode) with exactly that mode: the agent runs with umask 077,
+ * which would make a directory that others (api.admin_group) must enter
+ * 0700. A directory that already exists is left as it is (its owner chose
+ * its mode). Returns 1 when made, 0 when it existed, -errno on error (the
+ * mode is set through an O_NOFOLLOW descriptor of what was made). */
+int sl_mkdir_mode(const char *dir, mode_t mode);
 
 #endif

@@ -411,13 +411,12 @@ static void proc_write_drops(struct sl_module *m, struct sl_prom *p)
 {
 	struct proc_priv *pp = m->priv;
 	static const uint32_t rb_lost[T_N] = {SL_ST_EXEC_RB_LOST, SL_ST_EXIT_RB_LOST, SL_ST_SIGNAL_RB_LOST};
-	static const uint32_t full[T_N] = {SL_ST_EXEC_KEY_TABLE_FULL, SL_ST_EXIT_KEY_TABLE_FULL,
-					   SL_ST_SIGNAL_KEY_TABLE_FULL};
 
+	/* a full token-bucket table drops nothing: those events are
+	 * delivered without a limit (sandlens_proc_ratelimit_table_full_total) */
 	for (int t = 0; t < T_N; t++) {
 		drop(p, "ringbuf_full", type_name[t], stat_sum(pp, rb_lost[t]) + atomic_load(&pp->ringbuf_expired[t]));
 		drop(p, "ratelimit_expired", type_name[t], atomic_load(&pp->ratelimit_expired[t]));
-		drop(p, "ratelimit_table_full", type_name[t], stat_sum(pp, full[t]));
 	}
 	drop(p, "ringbuf_full", "oom", stat_sum(pp, SL_ST_OOM_RB_FAIL));
 }
@@ -452,11 +451,11 @@ static void proc_write_metrics(struct sl_module *m, struct sl_prom *p)
 		atomic_load(&pp->exit_buckets),
 		sl_proc_get_rate_shift(m),
 	};
-	_Static_assert(sizeof(v) / sizeof(v[0]) == SL_PROC_NFAMILIES - 2, "one value per unlabelled family");
+	_Static_assert(sizeof(v) / sizeof(v[0]) == SL_PROC_NFAMILIES - 3, "one value per unlabelled family");
 	for (unsigned i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		one(p, i, v[i]);
-	sl_prom_declared(p, &sl_proc_families[SL_PROC_NFAMILIES - 2]);
-	sl_prom_f64(p, sl_proc_families[SL_PROC_NFAMILIES - 2].name, NULL, (double)atomic_load(&pp->sweep_ns) / 1e9);
+	sl_prom_declared(p, &sl_proc_families[SL_PROC_NFAMILIES - 3]);
+	sl_prom_f64(p, sl_proc_families[SL_PROC_NFAMILIES - 3].name, NULL, (double)atomic_load(&pp->sweep_ns) / 1e9);
 
 	static const struct {
 		const char *type;
@@ -466,11 +465,19 @@ static void proc_write_metrics(struct sl_module *m, struct sl_prom *p)
 		  {"signal", SL_ST_SIGNAL_RB_FAIL},
 		  {"oom", SL_ST_OOM_RB_FAIL},
 		  {"cgroup", SL_ST_CGROUP_RB_FAIL}};
-	const struct sl_prom_family *f = &sl_proc_families[SL_PROC_NFAMILIES - 1];
+	const struct sl_prom_family *f = &sl_proc_families[SL_PROC_NFAMILIES - 2];
 	sl_prom_declared(p, f);
 	for (size_t i = 0; i < sizeof(rb) / sizeof(rb[0]); i++) {
 		const struct sl_prom_label l[] = {{"type", rb[i].type}, {NULL, NULL}};
 		sl_prom_u64(p, f->name, l, stat_sum(pp, rb[i].idx));
+	}
+	static const uint32_t full[T_N] = {SL_ST_EXEC_KEY_TABLE_FULL, SL_ST_EXIT_KEY_TABLE_FULL,
+					   SL_ST_SIGNAL_KEY_TABLE_FULL};
+	f = &sl_proc_families[SL_PROC_NFAMILIES - 1];
+	sl_prom_declared(p, f);
+	for (int t = 0; t < T_N; t++) {
+		const struct sl_prom_label l[] = {{"type", type_name[t]}, {NULL, NULL}};
+		sl_prom_u64(p, f->name, l, stat_sum(pp, full[t]));
 	}
 }
 

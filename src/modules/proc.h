@@ -28,7 +28,7 @@ struct sl_proc_cfg {
 /* Declarations (proc_decl.c), sizes fixed so the ops can count them. */
 #define SL_PROC_NCFG 8
 #define SL_PROC_NKINDS 4
-#define SL_PROC_NFAMILIES 20
+#define SL_PROC_NFAMILIES 21
 #define SL_PROC_NHOOKS 8
 extern const struct sl_cfg_key sl_proc_cfg_keys[SL_PROC_NCFG];
 /* Cross-key check: ringbuf_size a power of two, every redact_args pattern

@@ -172,6 +172,9 @@ const struct sl_prom_family sl_proc_families[SL_PROC_NFAMILIES] = {
 	{"sandlens_proc_sweep_seconds", SL_PROM_GAUGE, "Duration of the last token-bucket table sweep."},
 	{"sandlens_ringbuf_reserve_failures_total", SL_PROM_COUNTER,
 	 "BPF ring buffer reservations that failed (buffer full), by event type."},
+	{"sandlens_proc_ratelimit_table_full_total", SL_PROM_COUNTER,
+	 "Events delivered without a rate limit because their token-bucket table was full "
+	 "(proc.exec_buckets), by event type: a full table never hides events."},
 };
 
 /* ---- hooks ---- */

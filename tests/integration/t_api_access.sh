@@ -134,8 +134,13 @@ check_token "token file is a directory"
 rmdir "$SL_TOKEN_FILE"
 
 # ---- missing token: generated; admin group over the socket ----
+# the socket in the same missing directory: the agent makes it 0755 (its
+# umask is 077), or the group's members could not reach the socket
 sed -i "s|^  token_file: .*|  token_file: $SL_TMP/gen/api.token\n  admin_group: $NOGROUP|" "$SL_CONFIG"
+sed -i "s|^  unix_socket: .*|  unix_socket: $SL_TMP/gen/api.sock|" "$SL_CONFIG"
+SL_SOCK=$SL_TMP/gen/api.sock
 sl_agent_launch
+assert_eq "directory the agent made for the token and socket" "755 0" "$(stat -c '%a %u' "$SL_TMP/gen")"
 assert_eq "generated token file mode" "600 0" "$(stat -c '%a %u' "$SL_TMP/gen/api.token")"
 grep -qE '^[0-9a-f]{64}$' "$SL_TMP/gen/api.token" || fail "generated token is not 64 hex: $(wc -c <"$SL_TMP/gen/api.token") bytes"
 echo "ok - the generated token is 64 hex characters"

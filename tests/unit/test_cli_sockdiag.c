@@ -60,8 +60,13 @@ static void test_diagnose(void **state)
 	FILE *f = fopen(p, "w");
 	assert_non_null(f);
 	fclose(f);
-	assert_true(cli_socket_diagnose(p, why, sizeof(why)) > 0);
+	assert_int_equal(cli_socket_diagnose(p, why, sizeof(why)), ENOTSOCK);
 	assert_non_null(strstr(why, p));
+	assert_non_null(strstr(why, "not a socket (a regular file)"));
+	assert_null(strstr(why, "stale"));
+	/* a directory: connect() says "refused", which read as a stale socket */
+	assert_int_equal(cli_socket_diagnose(root, why, sizeof(why)), ENOTSOCK);
+	assert_non_null(strstr(why, "not a socket (a directory)"));
 
 	char lng[300];
 	memset(lng, 'a', sizeof(lng) - 1);

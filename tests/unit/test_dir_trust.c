@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,34 @@ static void test_other_user(void **state)
 	assert_non_null(strstr(why, "a symbolic link owned by uid 65534"));
 }
 
+/* sl_mkdir_mode: the mode asked for whatever the umask (the agent's is
+ * 077: a socket directory api.admin_group must enter was made 0700); an
+ * existing directory keeps its own */
+static void test_mkdir_mode(void **state)
+{
+	(void)state;
+	char d[300], l[300];
+	struct stat st;
+	mode_t old = umask(077);
+	snprintf(d, sizeof(d), "%s/made", root);
+	assert_int_equal(sl_mkdir_mode(d, 0755), 1);
+	assert_int_equal(stat(d, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(chmod(d, 0700), 0);
+	assert_int_equal(sl_mkdir_mode(d, 0755), 0);
+	assert_int_equal(stat(d, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	/* a symlink in its place exists: not followed, not changed */
+	snprintf(l, sizeof(l), "%s/link", root);
+	assert_int_equal(symlink(d, l), 0);
+	assert_int_equal(sl_mkdir_mode(l, 0755), 0);
+	assert_int_equal(stat(d, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	snprintf(d, sizeof(d), "%s/missing/sub", root);
+	assert_int_equal(sl_mkdir_mode(d, 0755), -ENOENT);
+	umask(old);
+}
+
 int main(void)
 {
 	if (sl_test_mk_root(root, sizeof(root), "sl-dirtrust"))
@@ -106,6 +135,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_other_user),
+		cmocka_unit_test(test_mkdir_mode),
 	};
 	return sl_test_rm_root(root, cmocka_run_group_tests(tests, NULL, NULL));
 }
