@@ -23,6 +23,10 @@ static const char *sym(json_t *o, const char *k)
 	return s ? cli_esc_sym(s) : "-";
 }
 
+/* what a non-admin reader is told where the API withheld a field
+ * (sl_auto_redact: argv, stacks, paths, functions) */
+#define WITHHELD "needs root or api.admin_group"
+
 static void print_row(json_t *c)
 {
 	json_t *r = json_object_get(c, "reason"), *on = json_object_get(json_object_get(c, "profiles"), "on_cpu");
@@ -89,6 +93,8 @@ static void print_show(json_t *c)
 		json_t *f;
 		json_array_foreach(json_object_get(p, "top_functions"), i, f)
 			printf("             %-40s %lld\n", sym(f, "function"), (long long)json_integer_value(json_object_get(f, "count")));
+		if (json_is_true(json_object_get(p, "top_functions_withheld")))
+			printf("             (functions withheld: %s)\n", WITHHELD);
 	}
 	json_t *b = json_object_get(c, "baseline");
 	printf("baseline   %s%s%s\n", str(b, "status"), json_object_get(b, "reason") ? ": " : "",
@@ -99,6 +105,8 @@ static void print_show(json_t *c)
 		printf("             %-40s self %+.1f%%  total %+.1f%%\n", sym(f, "function"),
 		       100 * json_number_value(json_object_get(f, "self_delta")),
 		       100 * json_number_value(json_object_get(f, "total_delta")));
+	if (json_is_true(json_object_get(b, "top_regressions_withheld")))
+		printf("             (functions withheld: %s)\n", WITHHELD);
 	json_t *s = json_object_get(c, "snapshot");
 	printf("processes  %lld\n", (long long)json_integer_value(json_object_get(s, "processes_total")));
 	json_array_foreach(json_object_get(s, "processes"), i, f)
@@ -108,10 +116,13 @@ static void print_show(json_t *c)
 		       (long long)json_integer_value(json_object_get(f, "rss_bytes")),
 		       (long long)json_integer_value(json_object_get(f, "open_fds")));
 	json_array_foreach(json_object_get(s, "dstate_tasks"), i, f)
-		printf("D-state    %lld/%lld %s wchan %s\n", (long long)json_integer_value(json_object_get(f, "pid")),
-		       (long long)json_integer_value(json_object_get(f, "tid")), str(f, "comm"), str(f, "wchan"));
+		printf("D-state    %lld/%lld %s wchan %s%s\n", (long long)json_integer_value(json_object_get(f, "pid")),
+		       (long long)json_integer_value(json_object_get(f, "tid")), str(f, "comm"), str(f, "wchan"),
+		       json_is_true(json_object_get(f, "stack_withheld")) ? " (stack withheld: " WITHHELD ")" : "");
 	json_array_foreach(json_object_get(s, "open_files"), i, f)
-		printf("file       %s (%lld fds)\n", str(f, "path"), (long long)json_integer_value(json_object_get(f, "fds")));
+		printf("file       %s (%lld fds)\n",
+		       json_is_true(json_object_get(f, "path_withheld")) ? "(path withheld: " WITHHELD ")" : str(f, "path"),
+		       (long long)json_integer_value(json_object_get(f, "fds")));
 }
 
 static int valid_id(const char *id)

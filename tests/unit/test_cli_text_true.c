@@ -147,6 +147,27 @@ static void test_show_psi_trigger(void **state)
 	json_decref(c);
 }
 
+/* a non-admin's record (sl_auto_redact): each withheld field says so */
+static void test_withheld(void **state)
+{
+	(void)state;
+	json_t *c = json_pack("{s:s,s:s,s:s,s:{s:s,s:f,s:f},s:{s:{s:s,s:b}},s:{s:s,s:b},"
+			      "s:{s:i,s:[{s:i,s:i,s:s,s:s,s:b}],s:[{s:i,s:b}]}}",
+			      "id", "c-3", "time", "t", "status", "done", "reason", "detector", "cpu", "value", 0.9,
+			      "threshold", 0.5, "profiles", "on_cpu", "status", "done", "top_functions_withheld", 1,
+			      "baseline", "status", "ok", "top_regressions_withheld", 1, "snapshot", "processes_total", 1,
+			      "dstate_tasks", "pid", 5, "tid", 5, "comm", "x", "wchan", "io_schedule", "stack_withheld", 1,
+			      "open_files", "fds", 8, "path_withheld", 1);
+	assert_non_null(c);
+	char *s = show_text(c, 0);
+	assert_non_null(strstr(s, "(functions withheld: needs root or api.admin_group)"));
+	assert_non_null(strstr(s, "wchan io_schedule (stack withheld: needs root or api.admin_group)"));
+	assert_non_null(strstr(s, "file       (path withheld: needs root or api.admin_group) (8 fds)"));
+	assert_null(strstr(s, "file       - "));
+	free(s);
+	json_decref(c);
+}
+
 static void test_long_symbol(void **state)
 {
 	(void)state;
@@ -192,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_exceeds),
 		cmocka_unit_test(test_show_psi_trigger),
 		cmocka_unit_test(test_long_symbol),
+		cmocka_unit_test(test_withheld),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
