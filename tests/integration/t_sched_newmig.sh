@@ -22,7 +22,13 @@ V2=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
 ID=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
 CG=$V2/sl-newmig-$$.slice/docker-$ID.scope
 mkdir -p "$CG" || fail "cannot create $CG"
-sl_on_exit "rmdir $CG $V2/sl-newmig-$$.slice"
+cg_gone() { # kill what is left in the cgroup (the loop's last sleep), then remove it
+	echo 1 >"$CG/cgroup.kill" 2>/dev/null
+	local n=0
+	while [ -s "$CG/cgroup.procs" ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+	rmdir "$CG" "$V2/sl-newmig-$$.slice"
+}
+sl_on_exit cg_gone
 
 sl_agent_start "sched:
   watch: all"
@@ -31,7 +37,9 @@ sl_agent_start "sched:
 W0=$(sl_metric sandlens_sched_watch_entries)
 sh -c "echo \$\$ >$CG/cgroup.procs; exec sh -c 'while sleep 0.1; do :; done'" &
 SLP=$!
-sl_on_exit "kill $SLP 2>/dev/null"
+# killed and reaped before the cgroups are removed (an rmdir of a cgroup
+# with a live process fails, and the directories stayed behind)
+sl_on_exit "kill $SLP 2>/dev/null; wait $SLP 2>/dev/null"
 sched_wait "$ID" '.total.waits >= 1' 20 >/dev/null
 n=0
 until [ "$(sl_metric sandlens_sched_watch_entries)" -gt "$W0" ]; do
