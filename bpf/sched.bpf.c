@@ -368,14 +368,13 @@ static __always_inline int nb_add(struct sl_sched_hist *h, const struct sl_sched
 /* Account next's wait of `wait` ns (enqueued as `kind`) that ends now as
  * prev leaves the CPU: histogram of next's cgroup key, contention class by
  * prev, neighbours, per-tick max, sched_delay. e is next's storage; pe is
- * prev's when the caller already has it (else NULL); known: prev's key is
- * *pk, or prev is the idle task (prev_idle), from the caller's per-CPU
- * record (else 0: read from prev). now_mono is the CLOCK_MONOTONIC ns of
- * the switch, 0 = read it when needed. */
+ * prev's when the caller already has it (else NULL); pc is this CPU's
+ * record of prev (its key, or that it is the idle task) when it is valid
+ * (else NULL: read from prev). now_mono is the CLOCK_MONOTONIC ns of the
+ * switch, 0 = read it when needed. */
 static __always_inline void account_wait(struct task_struct *prev, struct task_struct *next,
-					 struct enq *e, struct enq *pe, int known, int prev_idle,
-					 const struct sl_sched_key *pk, __u64 wait, __u32 kind,
-					 __u64 now_mono)
+					 struct enq *e, struct enq *pe, const struct cpu_cur *pc,
+					 __u64 wait, __u32 kind, __u64 now_mono)
 {
 	struct sl_sched_key key, pkey;
 	struct sl_sched_hist *h;
@@ -383,11 +382,11 @@ static __always_inline void account_wait(struct task_struct *prev, struct task_s
 	__u32 slot, cls, idx, ei;
 
 	task_key(next, e, &key);
-	if (known) {
-		if (prev_idle) {
+	if (pc) {
+		if (pc->idle) {
 			cls = SL_SCHED_IDLE;
 		} else {
-			pkey = *pk;
+			pkey = pc->key;
 			cls = (pkey.cgroup_id == key.cgroup_id && pkey.cgroup_v1_id == key.cgroup_v1_id)
 				      ? SL_SCHED_INTERNAL : SL_SCHED_EXTERNAL;
 		}
@@ -480,7 +479,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	wait = now - e->ts;
 	kind = e->kind;
 	e->ts = 0;
-	account_wait(prev, next, e, pe, 0, 0, NULL, wait, kind, now);
+	account_wait(prev, next, e, pe, NULL, wait, kind, now);
 	return 0;
 }
 
@@ -517,7 +516,7 @@ int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct tas
 	struct cpu_cur *c;
 	__u64 lq, now, cur, rd, wait, nivcsw;
 	__u32 kind, zero = 0;
-	int known, prev_idle;
+	int known;
 
 	c = bpf_map_lookup_elem(&sched_cur, &zero);
 	if (!c)
@@ -564,9 +563,9 @@ int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct tas
 	e->rd = rd + cur;
 	e->nivcsw = nivcsw;
 	e->rd_seen = 1;
+	/* this CPU's record is prev's, and its key still valid (no move since) */
 	known = c->task == (unsigned long)prev && (c->idle || (key_cache && c->key_tag == cg_moves + 1));
-	prev_idle = known && c->idle;
-	account_wait(prev, next, e, NULL, known, prev_idle, &c->key, wait, kind, 0);
+	account_wait(prev, next, e, NULL, known ? c : NULL, wait, kind, 0);
 	cur_set(c, next, 0, e);
 	return 0;
 }

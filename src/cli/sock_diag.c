@@ -43,7 +43,7 @@ static int closed_dir(const char *path, char *dir, size_t size)
 
 int cli_socket_diagnose(const char *path, char *buf, size_t size)
 {
-	char dir[108 + 1];
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int e = try_connect(path ? path : "");
 	const char *why;
 	if (size)
@@ -53,7 +53,7 @@ int cli_socket_diagnose(const char *path, char *buf, size_t size)
 		/* connect() says "refused" or "denied" for a directory or a file */
 		if (size)
 			snprintf(buf, size, "%s: not a socket (%s): --socket (or api.unix_socket) must name the agent's socket",
-				 path, S_ISDIR(st.st_mode) ? "a directory" : S_ISREG(st.st_mode) ? "a regular file" : "not a socket file");
+				 path, S_ISDIR(st.st_mode) ? "a directory" : S_ISREG(st.st_mode) ? "a regular file" : "another kind of file");
 		return ENOTSOCK;
 	}
 	switch (e) {

@@ -451,11 +451,14 @@ static void proc_write_metrics(struct sl_module *m, struct sl_prom *p)
 		atomic_load(&pp->exit_buckets),
 		sl_proc_get_rate_shift(m),
 	};
-	_Static_assert(sizeof(v) / sizeof(v[0]) == SL_PROC_NFAMILIES - 3, "one value per unlabelled family");
+	/* the last three families of sl_proc_families, after the unlabelled
+	 * counters and gauges of v */
+	enum { F_SWEEP = SL_PROC_NFAMILIES - 3, F_RB_FAIL, F_TABLE_FULL };
+	_Static_assert(sizeof(v) / sizeof(v[0]) == F_SWEEP, "one value per unlabelled family");
 	for (unsigned i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		one(p, i, v[i]);
-	sl_prom_declared(p, &sl_proc_families[SL_PROC_NFAMILIES - 3]);
-	sl_prom_f64(p, sl_proc_families[SL_PROC_NFAMILIES - 3].name, NULL, (double)atomic_load(&pp->sweep_ns) / 1e9);
+	sl_prom_declared(p, &sl_proc_families[F_SWEEP]);
+	sl_prom_f64(p, sl_proc_families[F_SWEEP].name, NULL, (double)atomic_load(&pp->sweep_ns) / 1e9);
 
 	static const struct {
 		const char *type;
@@ -465,7 +468,7 @@ static void proc_write_metrics(struct sl_module *m, struct sl_prom *p)
 		  {"signal", SL_ST_SIGNAL_RB_FAIL},
 		  {"oom", SL_ST_OOM_RB_FAIL},
 		  {"cgroup", SL_ST_CGROUP_RB_FAIL}};
-	const struct sl_prom_family *f = &sl_proc_families[SL_PROC_NFAMILIES - 2];
+	const struct sl_prom_family *f = &sl_proc_families[F_RB_FAIL];
 	sl_prom_declared(p, f);
 	for (size_t i = 0; i < sizeof(rb) / sizeof(rb[0]); i++) {
 		const struct sl_prom_label l[] = {{"type", rb[i].type}, {NULL, NULL}};
@@ -473,7 +476,7 @@ static void proc_write_metrics(struct sl_module *m, struct sl_prom *p)
 	}
 	static const uint32_t full[T_N] = {SL_ST_EXEC_KEY_TABLE_FULL, SL_ST_EXIT_KEY_TABLE_FULL,
 					   SL_ST_SIGNAL_KEY_TABLE_FULL};
-	f = &sl_proc_families[SL_PROC_NFAMILIES - 1];
+	f = &sl_proc_families[F_TABLE_FULL];
 	sl_prom_declared(p, f);
 	for (int t = 0; t < T_N; t++) {
 		const struct sl_prom_label l[] = {{"type", type_name[t]}, {NULL, NULL}};
