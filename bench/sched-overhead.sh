@@ -21,6 +21,9 @@
 #      BENCH_BASE     a build dir of another commit (alone mode): its
 #                     sandlensd runs as a fourth tool, "base", for a same-run
 #                     before/after of the sched programs
+#      BENCH_BASE_CFG  YAML appended to the base agent's config (with
+#                     BENCH_BASE=build: the same build under another
+#                     setting, e.g. "sched:\n  watch: none")
 #      SL_BENCH_RESULTS=FILE  write the markdown section to FILE (make bench)
 #
 # The tools: sandlensd with its defaults (sched.wait_source auto: on a
@@ -146,7 +149,7 @@ start_tool() {
 		;;
 	sb)
 		AGENT_KIND=base
-		SL_BUILD=$BASE SL_LOG_LEVEL=warn sl_agent_start "$AGENT_CFG"
+		SL_BUILD=$BASE SL_LOG_LEVEL=warn sl_agent_start "$AGENT_CFG${BENCH_BASE_CFG:+$'\n'}${BENCH_BASE_CFG:-}"
 		;;
 	rq)
 		runqlat 3600 1 >"$SL_TMP/runqlat.out" 2>&1 &

@@ -25,6 +25,15 @@ static __always_inline void sl_stat_inc(void *map, __u32 idx)
 	sl_stat_add(map, idx, 1);
 }
 
+/* Find a task again by its pid (init namespace) and drop the reference
+ * (kfuncs, 6.2+; weak: a program checks bpf_ksym_exists() and does
+ * without on an older kernel). */
+#ifndef bpf_ksym_exists /* libbpf < 1.2 */
+#define bpf_ksym_exists(sym) (!!(sym))
+#endif
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+
 /* task_struct before 5.14 (commit 2f064a59a11f "sched: Change
  * task_struct::state"): the field was named state. */
 struct task_struct___o {

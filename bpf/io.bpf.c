@@ -50,11 +50,6 @@ struct io_rq {
 	__u64 pid_tgid;
 };
 
-#ifndef bpf_ksym_exists /* libbpf < 1.2 */
-#define bpf_ksym_exists(sym) (!!(sym))
-#endif
-extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
-extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -91,17 +91,19 @@ volatile __u64 sched_epoch;
  * move that lands meanwhile still invalidates it. A css_set replaced
  * with the same cgroups (a v2 controller enabled) keeps a right key. */
 struct enq {
-	/* what a switch-in reads and writes in the sched_info mode, in the
+	/* what a switch-out reads and writes in the sched_info mode, in the
 	 * first 56 bytes (the value starts 8 bytes into a cache-line-aligned
 	 * struct bpf_local_storage_data: one line) */
 	__u64 key_tag; /* cg_moves + 1 when key was computed; 0 = never */
 	struct sl_sched_key key;
 	__u32 slot;    /* key's index in sched_hist (valid with key);
 	                * SL_SCHED_NO_SLOT = not looked up yet, or none free */
-	__u32 rd_seen;
-	__u64 rd;      /* sched_info mode: sched_info.run_delay right after the
-	                * previous switch-in (ns); valid when rd_seen */
-	__u64 nivcsw;  /* sched_info mode: task->nivcsw at the previous switch-in */
+	__u16 si_seen; /* sched_info mode: rd, pcount and leave are set */
+	__u16 leave;   /* sched_info mode: enum sl_sched_enqueue of the task's
+	                * previous switch-out (how its next wait began) */
+	__u64 rd;      /* sched_info mode: sched_info.run_delay at the previous
+	                * switch-out (ns) */
+	__u64 pcount;  /* sched_info mode: sched_info.pcount then */
 	__u32 wgen;    /* watch_gen when `watched` was read; ~0 = not read */
 	__u32 watched; /* key was in sched_watch at wgen */
 	/* wakeup mode */
@@ -110,19 +112,19 @@ struct enq {
 	__u32 pad;
 };
 
-/* sched_info mode, per CPU: the task switched in last on this CPU, with
- * its cgroup key as cached in its storage at that switch-in. When that
- * task leaves the CPU (it cannot leave another: a running task migrates
- * only after a switch-out), its key, or that it is the idle task, comes
- * from here: the switch reads no line of prev at all, neither its
- * task->cgroups chain nor its storage. Any mismatch (a switch-in this
- * program did not see, a cgroup move since: key_tag) falls back to prev's
- * storage. */
+/* sched_info mode, per CPU: the task switched in last on this CPU (the one
+ * running now) and the task it replaced there, its neighbour: what ran on
+ * this CPU while it waited its last moment. Written at every switch from
+ * what the switch already has in hand (prev is the neighbour of next), so
+ * when the runner leaves (a running task cannot leave another CPU: it
+ * migrates only after a switch-out), its wait is classified with no line
+ * of any other task read. */
 struct cpu_cur {
-	__u64 task;    /* (unsigned long) of the task; 0 = unknown */
-	__u64 key_tag; /* as enq.key_tag */
-	struct sl_sched_key key;
-	__u32 idle;    /* the task is this CPU's idle task (pid 0) */
+	__u64 task;    /* (unsigned long) of the running task; 0 = unknown */
+	struct sl_sched_key nb_key; /* the neighbour's cgroup key */
+	__u32 nb_tid;  /* the neighbour's pid and tgid (init namespace) */
+	__u32 nb_tgid;
+	__u32 nb_idle; /* the neighbour was this CPU's idle task (pid 0) */
 	__u32 pad;
 };
 
@@ -308,13 +310,50 @@ static __always_inline void fill_task_id(struct sl_task_id *id, struct task_stru
 	bpf_probe_read_kernel_str(id->comm, sizeof(id->comm), t->comm);
 }
 
-static __always_inline void emit_delay(struct task_struct *prev, struct task_struct *next,
-				       struct sl_sched_key *key, __u64 now, __u64 wait,
-				       __u32 cls, __u32 kind)
+/* The neighbour of a sched_info-mode wait, from this CPU's record c: its
+ * pid, tid and cgroup key as recorded at the switch; its comm and parent
+ * from the task found again by its tid (bpf_task_from_pid) while it still
+ * exists with the same tgid, else empty. The idle task: pid 0,
+ * "swapper/<cpu>", no cgroup (as its task reads in the wakeup mode, but
+ * for the root cgroup ids). */
+static __always_inline void fill_nb_id(struct sl_task_id *id, const struct cpu_cur *c, __u32 cpu)
+{
+	__builtin_memset(id, 0, sizeof(*id));
+	if (c->nb_idle) {
+		__u64 arg = cpu;
+
+		bpf_snprintf(id->comm, sizeof(id->comm), "swapper/%u", &arg, sizeof(arg));
+		return;
+	}
+	id->pid = c->nb_tgid;
+	id->tid = c->nb_tid;
+	id->cgroup_id = c->nb_key.cgroup_id;
+	id->cgroup_v1_id = c->nb_key.cgroup_v1_id;
+	if (bpf_ksym_exists(bpf_task_from_pid) && bpf_ksym_exists(bpf_task_release)) {
+		struct task_struct *t = bpf_task_from_pid((s32)c->nb_tid);
+
+		if (t) {
+			if ((__u32)t->tgid == c->nb_tgid) {
+				id->ppid = BPF_CORE_READ(t, real_parent, tgid);
+				bpf_probe_read_kernel_str(id->comm, sizeof(id->comm), t->comm);
+			}
+			bpf_task_release(t);
+		}
+	}
+}
+
+/* A sched_delay record: `victim` waited `wait` ns (enqueued as `kind`,
+ * contention class cls), ending at CLOCK_MONOTONIC end_mono on this CPU.
+ * The neighbour is nb_task (wakeup mode: prev at the switch-in) or, when
+ * NULL, this CPU's record c (sched_info mode). */
+static __always_inline void emit_delay(struct task_struct *victim, struct task_struct *nb_task,
+				       const struct cpu_cur *c, const struct sl_sched_key *key,
+				       __u64 end_mono, __u64 wait, __u32 cls, __u32 kind)
 {
 	struct sl_exec_bucket *b = bpf_map_lookup_elem(&sched_watch, key);
 	struct sl_sched_delay_event *e;
-	__u64 carried = 0;
+	__u64 carried = 0, now = bpf_ktime_get_ns();
+	__u32 cpu;
 
 	if (!b)
 		return;
@@ -330,11 +369,23 @@ static __always_inline void emit_delay(struct task_struct *prev, struct task_str
 			sl_bucket_undeliver(b, carried);
 		return;
 	}
+	cpu = bpf_get_smp_processor_id();
 	e->hdr.type = SL_EV_SCHED_DELAY;
-	e->hdr.cpu = bpf_get_smp_processor_id();
-	e->hdr.ts_ns = now;
-	fill_task_id(&e->task, next);
-	fill_task_id(&e->neighbour, prev);
+	e->hdr.cpu = cpu;
+	if (!end_mono) {
+		/* sched_info mode, at the victim's switch-out: the wait ended
+		 * when it was switched in here, sched_info.last_arrival on this
+		 * runqueue's clock; its run since then is taken off now */
+		__u64 rq_now = task_rq_clock(victim), arr = victim->sched_info.last_arrival;
+
+		end_mono = rq_now > arr && now > rq_now - arr ? now - (rq_now - arr) : now;
+	}
+	e->hdr.ts_ns = end_mono;
+	fill_task_id(&e->task, victim);
+	if (nb_task)
+		fill_task_id(&e->neighbour, nb_task);
+	else
+		fill_nb_id(&e->neighbour, c, cpu);
 	e->wait_ns = wait;
 	e->truncated_count = carried;
 	e->contention = cls;
@@ -365,57 +416,32 @@ static __always_inline int nb_add(struct sl_sched_hist *h, const struct sl_sched
 	return 0;
 }
 
-/* Account next's wait of `wait` ns (enqueued as `kind`) that ends now as
- * prev leaves the CPU: histogram of next's cgroup key, contention class by
- * prev, neighbours, per-tick max, sched_delay. e is next's storage; pe is
- * prev's when the caller already has it (else NULL); pc is this CPU's
- * record of prev (its key, or that it is the idle task) when it is valid
- * (else NULL: read from prev). now_mono is the CLOCK_MONOTONIC ns of the
- * switch, 0 = read it when needed. */
-static __always_inline void account_wait(struct task_struct *prev, struct task_struct *next,
-					 struct enq *e, struct enq *pe, const struct cpu_cur *pc,
-					 __u64 wait, __u32 kind, __u64 now_mono)
+static __always_inline __u32 key_class(const struct sl_sched_key *a, const struct sl_sched_key *b)
 {
-	struct sl_sched_key key, pkey;
+	return (a->cgroup_id == b->cgroup_id && a->cgroup_v1_id == b->cgroup_v1_id) ? SL_SCHED_INTERNAL
+										   : SL_SCHED_EXTERNAL;
+}
+
+/* Account the wait of `wait` ns (enqueued as `kind`) of task `victim`
+ * (storage e, cgroup key *key) with contention class cls against the
+ * neighbour key *nkey (read when cls is SL_SCHED_EXTERNAL): histogram of
+ * the victim's key, class split, neighbours, per-tick max, sched_delay
+ * (neighbour nb_task, or this CPU's record c when NULL; the wait ended at
+ * CLOCK_MONOTONIC end_mono, 0 = now). */
+static __always_inline void account_wait(struct task_struct *victim, struct enq *e,
+					 const struct sl_sched_key *key, __u32 cls,
+					 const struct sl_sched_key *nkey, struct task_struct *nb_task,
+					 const struct cpu_cur *c, __u64 wait, __u32 kind, __u64 end_mono)
+{
 	struct sl_sched_hist *h;
 	__u64 epoch;
-	__u32 slot, cls, idx, ei;
-
-	task_key(next, e, &key);
-	if (pc) {
-		if (pc->idle) {
-			cls = SL_SCHED_IDLE;
-		} else {
-			pkey = pc->key;
-			cls = (pkey.cgroup_id == key.cgroup_id && pkey.cgroup_v1_id == key.cgroup_v1_id)
-				      ? SL_SCHED_INTERNAL : SL_SCHED_EXTERNAL;
-		}
-	} else if (!prev->pid) {
-		cls = SL_SCHED_IDLE;
-	} else if (!pe && prev->cgroups == next->cgroups) {
-		/* a sleeping prev (no storage fetched): the same css_set means
-		 * the same cgroup on every hierarchy; two loads instead of a
-		 * storage lookup */
-		cls = SL_SCHED_INTERNAL;
-		pkey = key;
-	} else {
-		/* prev's key from its cache (a sleeping prev without storage, a
-		 * task that ran since before the agent, gets an entry now) */
-		if (!pe)
-			pe = bpf_task_storage_get(&sched_enq, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (pe)
-			task_key(prev, pe, &pkey);
-		else
-			sl_task_cgroup_key(prev, &pkey.cgroup_id, &pkey.cgroup_v1_id);
-		cls = (pkey.cgroup_id == key.cgroup_id && pkey.cgroup_v1_id == key.cgroup_v1_id)
-			      ? SL_SCHED_INTERNAL : SL_SCHED_EXTERNAL;
-	}
+	__u32 slot, idx, ei;
 
 	/* the slot is cached with the key: looked up again only after the
 	 * task moved (or while no slot was free) */
 	idx = e->slot;
 	if (idx == SL_SCHED_NO_SLOT) {
-		idx = key_slot(&key);
+		idx = key_slot(key);
 		if (idx == SL_SCHED_NO_SLOT) {
 			sl_stat_inc(&sched_stats, SL_SST_HIST_FULL);
 			return;
@@ -440,8 +466,8 @@ static __always_inline void account_wait(struct task_struct *prev, struct task_s
 		h->max_ns[ei] = wait;
 	}
 
-	if (cls == SL_SCHED_EXTERNAL && !nb_add(h, &pkey, wait)) {
-		struct sl_sched_pair_key pk = {.victim = key, .neighbour = pkey};
+	if (cls == SL_SCHED_EXTERNAL && !nb_add(h, nkey, wait)) {
+		struct sl_sched_pair_key pk = {.victim = *key, .neighbour = *nkey};
 		struct sl_sched_pair *p = bpf_map_lookup_elem(&sched_pairs, &pk);
 		if (!p) {
 			struct sl_sched_pair np = {.wait_ns = wait, .count = 1};
@@ -453,17 +479,19 @@ static __always_inline void account_wait(struct task_struct *prev, struct task_s
 		}
 	}
 
-	if (wait >= delay_threshold_ns && key_watched(e, &key))
-		emit_delay(prev, next, &key, now_mono ? now_mono : bpf_ktime_get_ns(), wait, cls, kind);
+	if (wait >= delay_threshold_ns && key_watched(e, key))
+		emit_delay(victim, nb_task, c, key, end_mono, wait, cls, kind);
 }
 
-/* wakeup mode (the fallback where the kernel keeps no sched_info). */
+/* wakeup mode (the fallback where the kernel keeps no sched_info): the
+ * wait of next, from its enqueue stamp, ends now; prev is its neighbour. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	struct enq *e, *pe = NULL;
+	struct sl_sched_key key, pkey;
 	__u64 now = bpf_ktime_get_ns(), wait;
-	__u32 kind;
+	__u32 kind, cls;
 
 	/* Switched out while runnable: back on the runqueue now. The state is
 	 * read from the task (not the tracepoint's prev_state): __schedule()
@@ -479,94 +507,109 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	wait = now - e->ts;
 	kind = e->kind;
 	e->ts = 0;
-	account_wait(prev, next, e, pe, NULL, wait, kind, now);
+	task_key(next, e, &key);
+	if (!prev->pid) {
+		cls = SL_SCHED_IDLE;
+	} else if (!pe && prev->cgroups == next->cgroups) {
+		/* a sleeping prev (no storage fetched): the same css_set means
+		 * the same cgroup on every hierarchy; two loads instead of a
+		 * storage lookup */
+		cls = SL_SCHED_INTERNAL;
+		pkey = key;
+	} else {
+		/* prev's key from its cache (a sleeping prev without storage, a
+		 * task that ran since before the agent, gets an entry now) */
+		if (!pe)
+			pe = bpf_task_storage_get(&sched_enq, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (pe)
+			task_key(prev, pe, &pkey);
+		else
+			sl_task_cgroup_key(prev, &pkey.cgroup_id, &pkey.cgroup_v1_id);
+		cls = key_class(&pkey, &key);
+	}
+	account_wait(next, e, &key, cls, &pkey, prev, NULL, wait, kind, now);
 	return 0;
 }
 
-/* sched_info mode: the kernel's own enqueue stamps; no wakeup hook. The
- * wait is next's run_delay gathered since its previous switch-in plus the
- * interval now ending (sched_info_arrive() runs after this tracepoint, in
- * context_switch()), so a task migrated while queued (dequeue and enqueue,
- * each closing and opening an interval) keeps its whole wait. A task first
- * seen here (no storage: it began waiting before the agent, or is new)
- * gets the current interval alone. A switch-in with no last_queued is one
- * the kernel does not count either (pcount).
+/* sched_info mode: the kernel's own accounting, no wakeup hook. A wait is
+ * counted when its task next leaves a CPU, from what the kernel already
+ * recorded: sched_info_arrive() (context_switch(), after this tracepoint)
+ * adds each wait to sched_info.run_delay and counts it in pcount as the
+ * task is switched in, and sched_info_dequeue() adds the intervals that a
+ * migration while queued closed. So at prev's switch-out, the growth of
+ * run_delay since its previous switch-out is the whole wait that ended as
+ * it was switched in, and pcount tells whether the kernel counted one (a
+ * switch-in with no last_queued it does not). prev just ran here: its
+ * lines are warm; next's are not read at all (no clock read either).
  *
- * How next last left a CPU (the enqueue kind): __schedule() counts every
- * switch-out in nivcsw (still runnable: preempted) or nvcsw (it blocked),
- * so nivcsw moved since next's previous switch-in means preempted. prev's
- * key comes from this CPU's sched_cur, written at prev's switch-in: in
- * the common case the switch reads only next's lines. */
-static __always_inline void cur_set(struct cpu_cur *c, struct task_struct *t, int idle, const struct enq *e)
-{
-	c->task = (unsigned long)t;
-	c->idle = idle;
-	if (e) {
-		c->key_tag = e->key_tag;
-		c->key = e->key;
-	} else {
-		c->key_tag = 0;
-	}
-}
-
+ * The wait is counted one run late (when prev leaves, not when it began
+ * to run: a task that runs without a switch for a long time shows its
+ * wait then; every task that exits has its last switch-out). The wait
+ * that ended before the agent first saw the task leave is not counted,
+ * except the first wait of a task's life (pcount 1: sched_fork() zeroed
+ * sched_info, so run_delay holds exactly that wait).
+ *
+ * The enqueue kind is how prev left a CPU before that wait, recorded at
+ * that switch-out from its state: still runnable (TASK_RUNNING, also a
+ * sleep cut short by a pending signal: __schedule() resets the state and
+ * keeps it queued) = preempted, else woken. The neighbour is the task prev
+ * replaced on this CPU, recorded in sched_cur at that switch-in. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	struct enq *e;
 	struct cpu_cur *c;
-	__u64 lq, now, cur, rd, wait, nivcsw;
-	__u32 kind, zero = 0;
-	int known;
+	struct enq *pe;
+	struct sl_sched_key key;
+	__u64 rd, pcount, wait = 0;
+	__u32 zero = 0, kind = 0, leave, cls;
+	int count = 0;
 
 	c = bpf_map_lookup_elem(&sched_cur, &zero);
 	if (!c)
 		return 0;
-	/* the idle task (pid 0). Not by PF_IDLE: the flags share the first
-	 * line with __state, which the waker on another CPU just wrote (a
-	 * cross-core transfer; not faster in an A/B run of
-	 * bench/sched-overhead.sh) */
-	if (!next->pid) {
-		cur_set(c, next, 1, NULL);
+	/* the idle task (pid 0) leaves: it is next's neighbour */
+	if (!prev->pid) {
+		c->task = (unsigned long)next;
+		c->nb_idle = 1;
 		return 0;
 	}
-	lq = next->sched_info.last_queued;
-	if (!lq) {
+	pe = bpf_task_storage_get(&sched_enq, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!pe) {
 		c->task = 0;
 		return 0;
 	}
-	now = task_rq_clock(next);
-	cur = now > lq ? now - lq : 0;
-	e = bpf_task_storage_get(&sched_enq, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!e) {
-		c->task = 0;
-		return 0;
-	}
-	rd = next->sched_info.run_delay;
-	nivcsw = next->nivcsw;
-	if (e->rd_seen) {
-		/* run_delay only grows (reset only at fork, which gives new
-		 * storage); the check keeps a wrapped difference out anyway */
-		wait = rd >= e->rd ? rd - e->rd + cur : cur;
-		kind = nivcsw != e->nivcsw ? SL_SCHED_ENQ_PREEMPT : SL_SCHED_ENQ_WAKEUP;
-	} else if (!next->sched_info.pcount) {
-		/* its first run: sched_fork() zeroed sched_info, so run_delay
-		 * holds exactly the intervals of this first wait that a
-		 * migration closed (a new task moved while still queued) */
-		wait = rd + cur;
+	task_key(prev, pe, &key);
+	rd = prev->sched_info.run_delay;
+	pcount = prev->sched_info.pcount;
+	leave = sl_task_state(prev) == 0 ? SL_SCHED_ENQ_PREEMPT : SL_SCHED_ENQ_WAKEUP;
+	if (pe->si_seen) {
+		if (pcount != pe->pcount) {
+			count = 1;
+			/* run_delay only grows (reset only at fork, which gives
+			 * new storage); the check keeps a wrapped difference out */
+			wait = rd >= pe->rd ? rd - pe->rd : 0;
+			kind = pe->leave;
+		}
+	} else if (pcount == 1) {
+		count = 1;
+		wait = rd;
 		kind = SL_SCHED_ENQ_WAKEUP_NEW;
-	} else {
-		/* ran before the agent saw it: the current interval alone; how
-		 * it last left a CPU is unknown (0) */
-		wait = cur;
-		kind = 0;
 	}
-	e->rd = rd + cur;
-	e->nivcsw = nivcsw;
-	e->rd_seen = 1;
-	/* this CPU's record is prev's, and its key still valid (no move since) */
-	known = c->task == (unsigned long)prev && (c->idle || (key_cache && c->key_tag == cg_moves + 1));
-	account_wait(prev, next, e, NULL, known ? c : NULL, wait, kind, 0);
-	cur_set(c, next, 0, e);
+	pe->rd = rd;
+	pe->pcount = pcount;
+	pe->leave = leave;
+	pe->si_seen = 1;
+	/* the record is prev's (its switch-in was seen here): its neighbour
+	 * is known */
+	if (count && c->task == (unsigned long)prev) {
+		cls = c->nb_idle ? SL_SCHED_IDLE : key_class(&c->nb_key, &key);
+		account_wait(prev, pe, &key, cls, &c->nb_key, NULL, c, wait, kind, 0);
+	}
+	c->task = (unsigned long)next;
+	c->nb_idle = 0;
+	c->nb_key = key;
+	c->nb_tid = prev->pid;
+	c->nb_tgid = prev->tgid;
 	return 0;
 }
 

@@ -26,7 +26,7 @@ const struct sl_cfg_key sl_sched_cfg_keys[SL_SCHED_NCFG] = {
 	K("ringbuf_size", SL_CFG_BYTES, ringbuf_size, "256KiB", 4096, 1u << 30,
 	  "sched ring buffer bytes, a power of two"),
 	K("wait_source", SL_CFG_STR, wait_source, "auto", 0, 0,
-	  "how a runqueue wait is timed: sched_info (the kernel's own enqueue stamps, one hook), wakeup (wakeup and "
+	  "how a runqueue wait is timed: sched_info (the kernel's own run_delay, read at the task's switch-out, one hook), wakeup (wakeup and "
 	  "switch hooks, as runqlat), auto (sched_info where the kernel keeps it)"),
 };
 

@@ -54,7 +54,9 @@ for pair in "$A $B" "$B $A"; do
 	# sched_delay events naming the neighbour
 	ev=$(sl_wait_events "container=$v" "map(select(.type == \"sched_delay\" and .neighbour.container_id == \"$n\")) | .[0]" 20)
 	note "$v sched_delay: $(printf '%s' "$ev" | jq -c '{pid, comm, wait_ns, cpu, contention, neighbour: .neighbour | {pid, comm, container_id}}')"
-	printf '%s' "$ev" | jq -e '.wait_ns >= 1000000 and .contention == "external" and .container_id != ""' >/dev/null ||
+	# the neighbour as the sched_info mode records it per CPU (pid, tid,
+	# key) and finds it again by its pid for comm (the spinner is alive)
+	printf '%s' "$ev" | jq -e '.wait_ns >= 1000000 and .contention == "external" and .container_id != "" and .neighbour.comm == "sl-testprog" and .neighbour.pid > 0 and .neighbour.tid > 0' >/dev/null ||
 		fail "$v: sched_delay event fields wrong: $ev"
 	# the spinners never sleep: every wait is a preemption (a task's first
 	# wait seen by the agent may be "unknown", nothing may be "wakeup")
