@@ -98,19 +98,27 @@ struct enq {
 	struct sl_sched_key key;
 	__u32 slot;    /* key's index in sched_hist (valid with key);
 	                * SL_SCHED_NO_SLOT = not looked up yet, or none free */
-	__u16 si_seen; /* sched_info mode: rd, pcount and leave are set */
-	__u16 leave;   /* sched_info mode: enum sl_sched_enqueue of the task's
-	                * previous switch-out (how its next wait began) */
-	__u64 rd;      /* sched_info mode: sched_info.run_delay at the previous
-	                * switch-out (ns) */
-	__u64 pcount;  /* sched_info mode: sched_info.pcount then */
+	__u32 pcount;  /* sched_info mode: low 32 bits of sched_info.pcount at
+	                * the previous switch-out (only its change is used) */
+	__u64 rd;      /* sched_info mode: sched_info.run_delay then (ns) */
 	__u32 wgen;    /* watch_gen when `watched` was read; ~0 = not read */
-	__u32 watched; /* key was in sched_watch at wgen */
+	__u32 tid;     /* the task's pid and tgid when key was computed: the */
+	__u32 tgid;    /* neighbour identity of a sched_delay record (a thread
+	                * that execs from a non-leader takes the leader's pid:
+	                * its old tid stays here until the next cgroup move;
+	                * the record then finds no task by it and leaves comm
+	                * empty) */
+	__u8 si_seen;  /* sched_info mode: rd, pcount and leave are set */
+	__u8 leave;    /* sched_info mode: enum sl_sched_enqueue of the task's
+	                * previous switch-out (how its next wait began) */
+	__u8 watched;  /* key was in sched_watch at wgen */
+	__u8 pad0;
 	/* wakeup mode */
 	__u64 ts;      /* CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
 	__u32 kind;    /* enum sl_sched_enqueue of the pending enqueue */
 	__u32 pad;
 };
+_Static_assert(__builtin_offsetof(struct enq, ts) == 56, "the switch-out fields fill the first 56 bytes");
 
 /* sched_info mode, per CPU: the task switched in last on this CPU (the one
  * running now) and the task it replaced there, its neighbour: what ran on
@@ -245,6 +253,8 @@ static __always_inline void task_key(struct task_struct *t, struct enq *e, struc
 
 		asm volatile("" ::: "memory");
 		sl_task_cgroup_key(t, &e->key.cgroup_id, &e->key.cgroup_v1_id);
+		e->tid = t->pid;
+		e->tgid = t->tgid;
 		e->key_tag = on ? m + 1 : 0;
 		e->wgen = ~0u;
 		e->slot = SL_SCHED_NO_SLOT;
@@ -567,8 +577,11 @@ int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct tas
 	c = bpf_map_lookup_elem(&sched_cur, &zero);
 	if (!c)
 		return 0;
-	/* the idle task (pid 0) leaves: it is next's neighbour */
-	if (!prev->pid) {
+	/* the idle task leaves: it is next's neighbour. By PF_IDLE: the flags
+	 * share prev's first line with __state, read below anyway (pid is on
+	 * a line of its own); PF_IDLE is also set on an idle-injection thread
+	 * while it injects (play_idle_precise()), which is idle time too. */
+	if (prev->flags & 0x00000002 /* PF_IDLE */) {
 		c->task = (unsigned long)next;
 		c->nb_idle = 1;
 		return 0;
@@ -583,7 +596,7 @@ int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct tas
 	pcount = prev->sched_info.pcount;
 	leave = sl_task_state(prev) == 0 ? SL_SCHED_ENQ_PREEMPT : SL_SCHED_ENQ_WAKEUP;
 	if (pe->si_seen) {
-		if (pcount != pe->pcount) {
+		if ((__u32)pcount != pe->pcount) {
 			count = 1;
 			/* run_delay only grows (reset only at fork, which gives
 			 * new storage); the check keeps a wrapped difference out */
@@ -596,7 +609,7 @@ int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct tas
 		kind = SL_SCHED_ENQ_WAKEUP_NEW;
 	}
 	pe->rd = rd;
-	pe->pcount = pcount;
+	pe->pcount = (__u32)pcount;
 	pe->leave = leave;
 	pe->si_seen = 1;
 	/* the record is prev's (its switch-in was seen here): its neighbour
@@ -608,8 +621,8 @@ int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct tas
 	c->task = (unsigned long)next;
 	c->nb_idle = 0;
 	c->nb_key = key;
-	c->nb_tid = prev->pid;
-	c->nb_tgid = prev->tgid;
+	c->nb_tid = pe->tid;
+	c->nb_tgid = pe->tgid;
 	return 0;
 }
 
