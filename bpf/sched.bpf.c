@@ -394,8 +394,10 @@ static __always_inline void emit_delay(struct task_struct *victim, struct task_s
 	fill_task_id(&e->task, victim);
 	if (nb_task)
 		fill_task_id(&e->neighbour, nb_task);
-	else
+	else if (cls != SL_SCHED_CLS_UNKNOWN)
 		fill_nb_id(&e->neighbour, c, cpu);
+	else
+		__builtin_memset(&e->neighbour, 0, sizeof(e->neighbour));
 	e->wait_ns = wait;
 	e->truncated_count = carried;
 	e->contention = cls;
@@ -612,10 +614,15 @@ int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct tas
 	pe->pcount = (__u32)pcount;
 	pe->leave = leave;
 	pe->si_seen = 1;
-	/* the record is prev's (its switch-in was seen here): its neighbour
-	 * is known */
-	if (count && c->task == (unsigned long)prev) {
-		cls = c->nb_idle ? SL_SCHED_IDLE : key_class(&c->nb_key, &key);
+	/* the record is prev's when its switch-in was seen here: then its
+	 * neighbour is known. Else (the kernel switched prev in without the
+	 * tracepoint showing it: schedstat's pcount then runs a few ahead of
+	 * the tracepoint's count) the wait is counted in no class. */
+	if (count) {
+		if (c->task == (unsigned long)prev)
+			cls = c->nb_idle ? SL_SCHED_IDLE : key_class(&c->nb_key, &key);
+		else
+			cls = SL_SCHED_CLS_UNKNOWN;
 		account_wait(prev, pe, &key, cls, &c->nb_key, NULL, c, wait, kind, 0);
 	}
 	c->task = (unsigned long)next;

@@ -42,6 +42,10 @@ enum sl_sched_contention {
 	SL_SCHED_IDLE = 0,
 	SL_SCHED_INTERNAL = 1,
 	SL_SCHED_EXTERNAL = 2,
+	/* sched_info mode: this CPU's record of what ran before the task is
+	 * not the task's (a switch the tracepoint did not show); the wait is
+	 * counted, in no class */
+	SL_SCHED_CLS_UNKNOWN = 3,
 };
 
 /* How the waiting task became runnable. */
@@ -81,7 +85,8 @@ struct sl_sched_hist {
 	/* what every wait updates, in the first 64 bytes (one cache line when
 	 * the value is line-aligned): */
 	__u64 sum_ns;                /* sum of waits */
-	__u64 class_ns[3];           /* sum of waits by enum sl_sched_contention */
+	__u64 class_ns[3];           /* sum of waits by enum sl_sched_contention
+	                              * (SL_SCHED_CLS_UNKNOWN: in none) */
 	__u64 max_ns[2];
 	__u64 max_epoch[2];
 	/* then the neighbour slots (32 bytes each, two per cache line: the

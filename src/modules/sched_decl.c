@@ -72,7 +72,7 @@ static const struct sl_field delay_fields[] = {
 	{"tid", SL_FT_UINT, 0, "thread id of the task that waited"},
 	{"wait_ns", SL_FT_UINT, 0, "ns the task waited runnable on the runqueue"},
 	{"cpu", SL_FT_UINT, 0, "CPU it then ran on"},
-	{"contention", SL_FT_STR, 0, "idle | internal | external: who held the CPU when the wait ended"},
+	{"contention", SL_FT_STR, 0, "idle | internal | external | unknown: who held the CPU when the wait ended (unknown: the switch-in was not seen)"},
 	{"enqueue", SL_FT_STR, 0, "wakeup | wakeup_new | preempted | unknown"},
 	{"truncated_count", SL_FT_UINT, 0, "sched_delay events of the cgroup not delivered since the previous one"},
 	{"neighbour", SL_FT_OBJ, 0, "the task that ran before: {pid, tid, comm, cgroup_id, container_id, pod_uid, runtime}"},
