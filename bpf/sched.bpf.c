@@ -55,6 +55,10 @@ const volatile int v1_hierarchy_id = -1;           /* cgroup_rmdir: v1 hierarchy
  * sched_delay bucket's rate and burst are >> rate_shift (min 1) under pressure. */
 volatile __u32 rate_shift = 0;
 
+/* task_struct.flags bit of the idle task (include/linux/sched.h PF_IDLE;
+ * vmlinux.h carries no macros) */
+#define SL_PF_IDLE 0x00000002u
+
 static __always_inline __u64 shifted(__u64 v)
 {
 	__u32 sh = rate_shift;
@@ -405,6 +409,11 @@ static __always_inline void emit_delay(struct task_struct *victim, struct task_s
 	bpf_ringbuf_submit(e, 0);
 }
 
+static __always_inline int key_eq(const struct sl_sched_key *a, const struct sl_sched_key *b)
+{
+	return a->cgroup_id == b->cgroup_id && a->cgroup_v1_id == b->cgroup_v1_id;
+}
+
 /* Account an external wait in the victim's in-value neighbour slots.
  * Returns 0 when every slot is taken by other neighbours. */
 static __always_inline int nb_add(struct sl_sched_hist *h, const struct sl_sched_key *n, __u64 wait)
@@ -419,7 +428,7 @@ static __always_inline int nb_add(struct sl_sched_hist *h, const struct sl_sched
 			s->count = 1;
 			return 1;
 		}
-		if (s->key.cgroup_id == n->cgroup_id && s->key.cgroup_v1_id == n->cgroup_v1_id) {
+		if (key_eq(&s->key, n)) {
 			s->wait_ns += wait;
 			s->count++;
 			return 1;
@@ -430,8 +439,7 @@ static __always_inline int nb_add(struct sl_sched_hist *h, const struct sl_sched
 
 static __always_inline __u32 key_class(const struct sl_sched_key *a, const struct sl_sched_key *b)
 {
-	return (a->cgroup_id == b->cgroup_id && a->cgroup_v1_id == b->cgroup_v1_id) ? SL_SCHED_INTERNAL
-										   : SL_SCHED_EXTERNAL;
+	return key_eq(a, b) ? SL_SCHED_INTERNAL : SL_SCHED_EXTERNAL;
 }
 
 /* Account the wait of `wait` ns (enqueued as `kind`) of task `victim`
@@ -583,7 +591,7 @@ int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct tas
 	 * share prev's first line with __state, read below anyway (pid is on
 	 * a line of its own); PF_IDLE is also set on an idle-injection thread
 	 * while it injects (play_idle_precise()), which is idle time too. */
-	if (prev->flags & 0x00000002 /* PF_IDLE */) {
+	if (prev->flags & SL_PF_IDLE) {
 		c->task = (unsigned long)next;
 		c->nb_idle = 1;
 		return 0;
