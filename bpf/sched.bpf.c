@@ -10,13 +10,13 @@
  *   enqueue_task) and sums every queued interval into sched_info.run_delay
  *   (kernel/sched/stats.h, Documentation/scheduler/sched-stats.rst). One
  *   hook does it all, so no wakeup hook runs at all:
- *   tp_btf/sched_switch    sched_switch_si: next's wait = the run_delay it
- *                          gathered since its previous switch-in (intervals
- *                          ended by a migration between runqueues) + the
- *                          current interval, rq->clock - last_queued; the
- *                          tracepoint fires before sched_info_arrive() adds
- *                          that interval. Into the histogram of next's
- *                          cgroup key, classified by prev.
+ *   tp_btf/sched_switch    sched_switch_si: prev's wait, counted as it
+ *                          leaves the CPU = the growth of its run_delay
+ *                          since its previous switch-out, when pcount moved
+ *                          (the kernel added the wait at prev's switch-in,
+ *                          sched_info_arrive(), after the tracepoint). Into
+ *                          the histogram of prev's cgroup key, classified
+ *                          by the task prev replaced here (sched_cur).
  * wakeup (the fallback, what runqlat does):
  *   tp_btf/sched_wakeup, tp_btf/sched_wakeup_new  enqueue time of the woken task
  *   tp_btf/sched_switch    prev still TASK_RUNNING => enqueue time of prev;
@@ -24,9 +24,12 @@
  * Both:
  *   tp_btf/cgroup_rmdir    queue a removed cgroup in sched_gone (user space
  *                          drops its entries after reading them)
+ * sched_info mode also:
+ *   tp_btf/sched_process_free  give a freed task's sched_tasks slot back
  *
  * Hot-path rules (per-event cost is benchmarked, bench/sched-overhead.sh):
- * enqueue times live in task storage (no pid hash), the histograms are
+ * per-task state lives in a sched_tasks slot (sched_info mode: one line, no
+ * helper call; see tstate_get) or in task storage (no pid hash), the histograms are
  * slots of a per-CPU array (no atomics, no shared cache lines, a lookup the
  * verifier inlines) whose index is cached in the task's storage with its
  * cgroup key (no hash of a 16-byte key per event; sched_slot maps a key to
@@ -94,10 +97,9 @@ volatile __u64 sched_epoch;
  * start makes a few). The key is computed after reading cg_moves, so a
  * move that lands meanwhile still invalidates it. A css_set replaced
  * with the same cgroups (a v2 controller enabled) keeps a right key. */
-struct enq {
-	/* what a switch-out reads and writes in the sched_info mode, in the
-	 * first 56 bytes (the value starts 8 bytes into a cache-line-aligned
-	 * struct bpf_local_storage_data: one line) */
+struct tstate {
+	/* what a switch-out reads and writes in the sched_info mode: 56
+	 * bytes, one cache line with the owner word of its sched_tasks slot */
 	__u64 key_tag; /* cg_moves + 1 when key was computed; 0 = never */
 	struct sl_sched_key key;
 	__u32 slot;    /* key's index in sched_hist (valid with key);
@@ -117,12 +119,19 @@ struct enq {
 	                * previous switch-out (how its next wait began) */
 	__u8 watched;  /* key was in sched_watch at wgen */
 	__u8 pad0;
+};
+_Static_assert(sizeof(struct tstate) == 56, "a task's switch-out state and its slot's owner word fill one line");
+
+/* The task storage value: the state above (the wakeup mode's, and the
+ * sched_info mode's for a task with no sched_tasks slot), then the wakeup
+ * mode's enqueue stamp. */
+struct enq {
+	struct tstate s;
 	/* wakeup mode */
 	__u64 ts;      /* CLOCK_MONOTONIC ns of the enqueue; 0 = not waiting */
 	__u32 kind;    /* enum sl_sched_enqueue of the pending enqueue */
 	__u32 pad;
 };
-_Static_assert(__builtin_offsetof(struct enq, ts) == 56, "the switch-out fields fill the first 56 bytes");
 
 /* sched_info mode, per CPU: the task switched in last on this CPU (the one
  * running now) and the task it replaced there, its neighbour: what ran on
@@ -138,6 +147,8 @@ struct cpu_cur {
 	__u32 nb_tgid;
 	__u32 nb_idle; /* the neighbour was this CPU's idle task (pid 0) */
 	__u32 pad;
+	__u64 addr;    /* scratch: a task's address as a number (task_addr), */
+	__u64 addr_free; /* in sched_switch_si and in sched_task_free */
 };
 
 /* sched_info mode: rq->clock of the runqueue next is switched in on (the
@@ -243,9 +254,9 @@ static __always_inline struct enq *mark_enqueue(struct task_struct *t, __u64 now
 	return e;
 }
 
-/* t's cgroup key, from e's cache while t has not moved, else computed
- * (direct loads) and cached. */
-static __always_inline void task_key(struct task_struct *t, struct enq *e, struct sl_sched_key *k)
+/* t's cgroup key, from its state e while t has not moved, else computed
+ * (direct loads) and kept there. */
+static __always_inline void task_key(struct task_struct *t, struct tstate *e, struct sl_sched_key *k)
 {
 	if (e->key_tag != cg_moves + 1 || !key_cache) {
 		/* key_cache and cg_moves are read before the loads of the chain
@@ -287,7 +298,7 @@ static __always_inline __u32 key_slot(const struct sl_sched_key *k)
 
 /* Whether next's key (cached in e by task_key) is in sched_watch: read
  * from the map once per watch_gen, not on every long wait. */
-static __always_inline int key_watched(struct enq *e, const struct sl_sched_key *k)
+static __always_inline int key_watched(struct tstate *e, const struct sl_sched_key *k)
 {
 	__u32 g = watch_gen;
 
@@ -448,7 +459,7 @@ static __always_inline __u32 key_class(const struct sl_sched_key *a, const struc
  * the victim's key, class split, neighbours, per-tick max, sched_delay
  * (neighbour nb_task, or this CPU's record c when NULL; the wait ended at
  * CLOCK_MONOTONIC end_mono, 0 = now). */
-static __always_inline void account_wait(struct task_struct *victim, struct enq *e,
+static __always_inline void account_wait(struct task_struct *victim, struct tstate *e,
 					 const struct sl_sched_key *key, __u32 cls,
 					 const struct sl_sched_key *nkey, struct task_struct *nb_task,
 					 const struct cpu_cur *c, __u64 wait, __u32 kind, __u64 end_mono)
@@ -527,7 +538,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	wait = now - e->ts;
 	kind = e->kind;
 	e->ts = 0;
-	task_key(next, e, &key);
+	task_key(next, &e->s, &key);
 	if (!prev->pid) {
 		cls = SL_SCHED_IDLE;
 	} else if (!pe && prev->cgroups == next->cgroups) {
@@ -542,13 +553,115 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		if (!pe)
 			pe = bpf_task_storage_get(&sched_enq, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (pe)
-			task_key(prev, pe, &pkey);
+			task_key(prev, &pe->s, &pkey);
 		else
 			sl_task_cgroup_key(prev, &pkey.cgroup_id, &pkey.cgroup_v1_id);
 		cls = key_class(&pkey, &key);
 	}
-	account_wait(next, e, &key, cls, &pkey, prev, NULL, wait, kind, now);
+	account_wait(next, &e->s, &key, cls, &pkey, prev, NULL, wait, kind, now);
 	return 0;
+}
+
+/* sched_info mode: the tasks' switch-out state, in slots of a shared
+ * array rather than in task storage. A task-storage lookup is a helper
+ * call and a chain of three dependent loads (task->bpf_storage, the
+ * storage's cache slot, the value), cold when the task ran a while: on a
+ * CPU-bound load it was half the cost of the switch (bench/RESULTS.md).
+ * Here the address of the task picks a pair of adjacent 64-byte slots
+ * (a multiplicative hash), and a slot whose owner word is the task holds
+ * its state: one line, found with no call and no dependent load.
+ *
+ * Ownership: a slot is claimed (compare-and-swap of the owner word from 0)
+ * at a task's first switch-out that finds one of its two slots free, and
+ * given back only when the task_struct is freed (sched_process_free, below:
+ * so its address cannot name a new task while the slot still holds the old
+ * one's state). Only the CPU a task runs on touches its slot's state, and a
+ * task is switched out on one CPU at a time, so the state needs no lock. A
+ * task that finds both slots owned by others keeps its state in its task
+ * storage (sched_enq) until a slot frees; claiming one then moves the state
+ * over, and it stays there. 8192 slots (512 KiB): a host with more live
+ * tasks than that has the rest in task storage, at the old cost
+ * (SL_SST_TASK_STORAGE counts those switch-outs). */
+#define SL_TASK_SLOTS_BITS 13
+
+struct task_slot {
+	__u64 owner; /* (unsigned long) of the task_struct; 0 = free */
+	struct tstate s;
+};
+_Static_assert(sizeof(struct task_slot) == 64, "one slot, one cache line");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	/* mmapable: the values start page-aligned, so each slot is one cache
+	 * line (a plain array's values start 312 bytes into struct bpf_array,
+	 * 56 bytes into a line: every slot would span two) */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1 << SL_TASK_SLOTS_BITS);
+	__type(key, __u32);
+	__type(value, struct task_slot);
+} sched_tasks SEC(".maps");
+
+/* 1 once user space has attached sched_process_free (which gives slots
+ * back); until then every task keeps its state in task storage. */
+volatile __u32 task_slots = 0;
+
+/* The even index of the pair of slots of the task at address a (a
+ * Fibonacci hash: the top bits of a * 2^64/phi depend on every bit of a). */
+static __always_inline __u32 slot_pair(__u64 a)
+{
+	return (__u32)((a * 0x9E3779B97F4A7C15ULL) >> (64 - SL_TASK_SLOTS_BITS)) & ~1u;
+}
+
+/* t's address as a number: the verifier allows no arithmetic on a task
+ * pointer, but a number read back from a map value is a plain scalar. */
+static __always_inline __u64 task_addr(struct task_struct *t, __u64 *scratch)
+{
+	*(volatile __u64 *)scratch = (unsigned long)t;
+	return *(volatile __u64 *)scratch;
+}
+
+/* The switch-out state of t (running on this CPU, c its record): its
+ * sched_tasks slot, else a slot claimed now (its task-storage state moved
+ * in, or zeroed), else its task storage. NULL when none can be had. */
+static __always_inline struct tstate *tstate_get(struct task_struct *t, struct cpu_cur *c)
+{
+	struct task_slot *a, *b, *own = NULL;
+	struct enq *e;
+	__u64 me;
+	__u32 i, j;
+
+	if (task_slots) {
+		me = task_addr(t, &c->addr);
+		i = slot_pair(me);
+		j = i | 1;
+		a = bpf_map_lookup_elem(&sched_tasks, &i);
+		if (!a)
+			return NULL;
+		if (a->owner == me)
+			return &a->s;
+		b = bpf_map_lookup_elem(&sched_tasks, &j);
+		if (!b)
+			return NULL;
+		if (b->owner == me)
+			return &b->s;
+		/* neither is t's (t owns at most one, and only this CPU, where
+		 * t runs, claims for t): claim a free one */
+		if (!a->owner && __sync_val_compare_and_swap(&a->owner, 0, me) == 0)
+			own = a;
+		else if (!b->owner && __sync_val_compare_and_swap(&b->owner, 0, me) == 0)
+			own = b;
+	}
+	if (!own) {
+		sl_stat_inc(&sched_stats, SL_SST_TASK_STORAGE);
+		e = bpf_task_storage_get(&sched_enq, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		return e ? &e->s : NULL;
+	}
+	e = bpf_task_storage_get(&sched_enq, t, 0, 0);
+	if (e)
+		own->s = e->s;
+	else
+		__builtin_memset(&own->s, 0, sizeof(own->s));
+	return &own->s;
 }
 
 /* sched_info mode: the kernel's own accounting, no wakeup hook. A wait is
@@ -578,7 +691,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	struct cpu_cur *c;
-	struct enq *pe;
+	struct tstate *pe;
 	struct sl_sched_key key;
 	__u64 rd, pcount, wait = 0;
 	__u32 zero = 0, kind = 0, leave, cls;
@@ -596,7 +709,7 @@ int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct tas
 		c->nb_idle = 1;
 		return 0;
 	}
-	pe = bpf_task_storage_get(&sched_enq, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	pe = tstate_get(prev, c);
 	if (!pe) {
 		c->task = 0;
 		return 0;
@@ -638,6 +751,32 @@ int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct tas
 	c->nb_key = key;
 	c->nb_tid = pe->tid;
 	c->nb_tgid = pe->tgid;
+	return 0;
+}
+
+/* sched_info mode: a task_struct is about to be freed (its last switch-out
+ * is long done; delayed_put_task_struct(), an RCU callback): give its
+ * sched_tasks slot back before the address can name another task. */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(sched_task_free, struct task_struct *t)
+{
+	struct task_slot *a, *b;
+	struct cpu_cur *c;
+	__u32 zero = 0, i, j;
+	__u64 me;
+
+	c = bpf_map_lookup_elem(&sched_cur, &zero);
+	if (!c)
+		return 0;
+	me = task_addr(t, &c->addr_free);
+	i = slot_pair(me);
+	j = i | 1;
+	a = bpf_map_lookup_elem(&sched_tasks, &i);
+	b = bpf_map_lookup_elem(&sched_tasks, &j);
+	if (a && a->owner == me)
+		__sync_val_compare_and_swap(&a->owner, me, 0);
+	else if (b && b->owner == me)
+		__sync_val_compare_and_swap(&b->owner, me, 0);
 	return 0;
 }
 

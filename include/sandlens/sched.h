@@ -127,6 +127,9 @@ enum sl_sched_stat {
 	SL_SST_DELAY_SEEN,        /* waits >= threshold of watched cgroup keys */
 	SL_SST_DELAY_RATE_LIMITED,/* suppressed by the per-key token bucket */
 	SL_SST_DELAY_RB_FAIL,     /* ring buffer reserve failed */
+	SL_SST_TASK_STORAGE,      /* sched_info mode: switch-outs of a task whose
+	                           * state is in task storage (no sched_tasks
+	                           * slot: its pair owned by others, or slots off) */
 	SL_SST_MAX,
 };
 

@@ -866,6 +866,7 @@ static int sched_load(struct sl_module *m, struct sched_priv *sp, int sched_info
 		return -errno;
 	}
 	bpf_program__set_autoload(s->progs.sched_switch_si, sched_info);
+	bpf_program__set_autoload(s->progs.sched_task_free, sched_info);
 	bpf_program__set_autoload(s->progs.sched_wakeup, !sched_info);
 	bpf_program__set_autoload(s->progs.sched_wakeup_new, !sched_info);
 	bpf_program__set_autoload(s->progs.sched_switch, !sched_info);
@@ -945,6 +946,13 @@ static int sched_init(struct sl_module *m)
 			snprintf(m->error, sizeof(m->error), "sched_switch could not be attached");
 			return -ENOTSUP;
 		}
+		/* The tasks' state goes to sched_tasks slots (bpf/sched.bpf.c
+		 * tstate_get) only while the hook that gives a freed task's
+		 * slot back is attached; else it stays in task storage. */
+		sl_module_attach(m, s->progs.sched_task_free, &s->links.sched_task_free,
+				 "tp_btf/sched_process_free");
+		if (s->links.sched_task_free)
+			__atomic_store_n(&s->bss->task_slots, 1, __ATOMIC_RELEASE);
 	} else {
 		sl_module_attach(m, s->progs.sched_wakeup, &s->links.sched_wakeup, "tp_btf/sched_wakeup");
 		sl_module_attach(m, s->progs.sched_wakeup_new, &s->links.sched_wakeup_new,

@@ -35,7 +35,7 @@ struct sl_sched_cfg {
  * exactly when the kernel has CONFIG_SCHED_INFO) is readable. In auto mode
  * a load failure of the sched_info program still falls back to wakeup. */
 int sl_sched_use_sched_info(const char *wait_source, const char *schedstat_path);
-#define SL_SCHED_NFAMILIES 12
+#define SL_SCHED_NFAMILIES 13
 #define SL_SCHED_NHOOKS 4
 extern const struct sl_cfg_key sl_sched_cfg_keys[SL_SCHED_NCFG];
 /* ringbuf_size a power of two; watch "all", "none" or a list with at least

@@ -80,8 +80,9 @@ void sched_write_drops(struct sl_module *m, struct sl_prom *p)
 enum {
 	F_LATENCY, F_WAIT, F_CGROUPS, F_PAIRS, F_NOT_COUNTED,
 	F_SERIES_DROPPED, F_WATCH_ENTRIES, F_WATCH_FULL, F_DELAY_SEEN, F_DELAY_RL, F_DELAY_TRUNC, F_RB_FAIL,
+	F_TASK_STORAGE,
 };
-_Static_assert(F_RB_FAIL + 1 == SL_SCHED_NFAMILIES, "one index per declared family");
+_Static_assert(F_TASK_STORAGE + 1 == SL_SCHED_NFAMILIES, "one index per declared family");
 
 static void fam(struct sl_prom *p, unsigned i)
 {
@@ -141,6 +142,7 @@ void sched_write_metrics(struct sl_module *m, struct sl_prom *p)
 	one(p, F_DELAY_RL, stat_sum(sp, SL_SST_DELAY_RATE_LIMITED));
 	one(p, F_DELAY_TRUNC, atomic_load(&sp->truncated_total));
 	one(p, F_RB_FAIL, stat_sum(sp, SL_SST_DELAY_RB_FAIL));
+	one(p, F_TASK_STORAGE, stat_sum(sp, SL_SST_TASK_STORAGE));
 }
 
 /* ---------- API ---------- */
