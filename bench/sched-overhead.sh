@@ -27,8 +27,10 @@
 #      SL_BENCH_RESULTS=FILE  write the markdown section to FILE (make bench)
 #
 # The tools: sandlensd with its defaults (sched.wait_source auto: on a
-# kernel with CONFIG_SCHED_INFO one program, tp_btf/sched_switch, reading
-# the kernel's own enqueue stamps; else the three hooks below), runqlat with
+# kernel with CONFIG_SCHED_INFO one program per switch, tp_btf/sched_switch,
+# reading the kernel's own enqueue stamps, and one per freed task,
+# tp_btf/sched_process_free, giving its state slot back; else the three
+# hooks below), runqlat with
 # its defaults (one global histogram) and build/bench/sl-sched-floor
 # (bench/floor/sched_floor.bpf.c: clock read + task-storage write only on
 # tp_btf sched_wakeup, sched_wakeup_new and sched_switch, the least a tool
@@ -37,7 +39,8 @@
 # / Δrun_cnt of its sched_switch program during one load: BPF ns per
 # context switch (every tool runs one program per switch; runqlat and the
 # floor also one per wakeup, which this counts against them, and sandlensd
-# by default none: a per-program-run average would hide that).
+# by default none but one per freed task, counted against it likewise: a
+# per-program-run average would hide that).
 # Loads, each run in every repeat, alternating which goes first:
 #   messaging  `perf bench sched messaging -g 10 -l LOOPS` in one v2 cgroup
 #              (waits mostly internal: woken by / behind the same cgroup)
@@ -126,7 +129,7 @@ prog_ids() {
 	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un | paste -sd, -)
 	[ -n "$ids" ] || return 0
 	bpftool prog show -j | jq -r --argjson ids "[$ids]" \
-		'.[] | select(.id as $i | $ids | index($i)) | select(.name | test("sched_(wakeup|wakeup_new|switch|switch_si)$")) | .id'
+		'.[] | select(.id as $i | $ids | index($i)) | select(.name | test("sched_(wakeup|wakeup_new|switch|switch_si|task_free)$")) | .id'
 }
 
 # one snapshot of every tool's programs: "tool name run_time_ns run_cnt"
@@ -207,9 +210,10 @@ map_tools() {
 	} | paste -sd, - | sed 's/^/{/;s/$/}/')
 	for tool in "$@"; do
 		n=$(jq --arg t "$tool" '[.[] | select(. == $t)] | length' <<<"$IDMAP")
-		# 3 (wakeup, wakeup_new, switch), or sandlensd's one sched_switch_si
-		# (sched.wait_source sched_info)
-		[ "$n" = 3 ] || [ "$n" = 1 ] || fail "$tool: $n scheduler programs found, expected 3 or 1 ($IDMAP)"
+		# 3 (wakeup, wakeup_new, switch), or sandlensd's sched_switch_si and
+		# sched_task_free (sched.wait_source sched_info; 1 for a build from
+		# before sched_task_free, as BENCH_BASE)
+		[ "$n" = 3 ] || [ "$n" = 2 ] || [ "$n" = 1 ] || fail "$tool: $n scheduler programs found, expected 3, 2 or 1 ($IDMAP)"
 		grep -q "^$tool " "$SL_TMP/xlated" && continue
 		bpftool prog show -j | jq -r --argjson m "$IDMAP" --arg t "$tool" \
 			'.[] | select($m[(.id|tostring)] == $t) | "\($t) \(.name | sub("_si$"; "")) \(.bytes_xlated / 8) \(.bytes_jited)"' |
@@ -379,10 +383,11 @@ if [ -n "${SL_BENCH_RESULTS:-}" ]; then
 			echo "sandlensd with its default config (every module, continuous profiling on);"
 		fi
 		echo "sandlensd times waits from the kernel's sched_info (\`sched.wait_source\` auto: one program on"
-		echo "tp_btf/sched_switch, \`sched_switch_si\`, shown as sched_switch below; no wakeup programs); runqlat and the"
+		echo "tp_btf/sched_switch, \`sched_switch_si\`, shown as sched_switch below, and \`sched_task_free\` on"
+		echo "tp_btf/sched_process_free, once per freed task; no wakeup programs); runqlat and the"
 		echo "floor run on tp_btf sched_wakeup, sched_wakeup_new and sched_switch."
 		echo "ns/switch = Σ Δrun_time_ns over a tool's scheduler programs / Δrun_cnt of its sched_switch program"
-		echo "(\`kernel.bpf_stats_enabled=1\`): BPF ns per context switch of the load, wakeup programs included."
+		echo "(\`kernel.bpf_stats_enabled=1\`): BPF ns per context switch of the load, wakeup and task-free programs included."
 		echo "Floor: bench/floor/sched_floor.bpf.c (clock read + task-storage write only, on the three hooks). Loads: **messaging** = \`perf bench sched messaging -g 10 -l $LOOPS\` in one v2 cgroup;"
 		echo "**busy** = two v2 cgroups with one CPU-bound loop each, both pinned to one CPU, ${BUSY} s."
 		echo "The machine is shared (other agents, builds and test runs): see the load average."

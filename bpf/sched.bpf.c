@@ -579,8 +579,9 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
  * task is switched out on one CPU at a time, so the state needs no lock. A
  * task that finds both slots owned by others keeps its state in its task
  * storage (sched_enq) until a slot frees; claiming one then moves the state
- * over, and it stays there. 8192 slots (512 KiB): a host with more live
- * tasks than that has the rest in task storage, at the old cost
+ * over, and it stays there. 8192 slots (512 KiB); with random addresses
+ * pairs start to fill well before 8192 live tasks (about a quarter of the
+ * tasks in task storage at 8192), at the old cost and counted the same
  * (SL_SST_TASK_STORAGE counts those switch-outs). */
 #define SL_TASK_SLOTS_BITS 13
 
@@ -678,7 +679,8 @@ static __always_inline struct tstate *tstate_get(struct task_struct *t, struct c
  * The wait is counted one run late (when prev leaves, not when it began
  * to run: a task that runs without a switch for a long time shows its
  * wait then; every task that exits has its last switch-out). The wait
- * that ended before the agent first saw the task leave is not counted,
+ * that ended before the agent first saw the task leave is not counted
+ * (one wait per task alive at the agent's start, docs/SCHED.md),
  * except the first wait of a task's life (pcount 1: sched_fork() zeroed
  * sched_info, so run_delay holds exactly that wait).
  *

@@ -109,8 +109,8 @@ const struct sl_prom_family sl_sched_families[SL_SCHED_NFAMILIES] = {
 	{"sandlens_sched_ringbuf_reserve_failures_total", SL_PROM_COUNTER,
 	 "sched_delay ring buffer reservations that failed (carried as truncated_count)."},
 	{"sandlens_sched_task_storage_switches_total", SL_PROM_COUNTER,
-	 "Context switches whose task kept its state in task storage, not in a sched_tasks slot (more than 8192 live "
-	 "tasks, or slots off): counted the same, at a higher cost; docs/SCHED.md."},
+	 "Context switches whose task kept its state in task storage, not in a sched_tasks slot (both slots of its "
+	 "pair owned by other live tasks, or slots off): counted the same, at a higher cost; docs/SCHED.md."},
 };
 
 const struct sl_hook_decl sl_sched_hooks[SL_SCHED_NHOOKS] = {

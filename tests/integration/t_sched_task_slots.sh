@@ -19,6 +19,9 @@ source "$(dirname "$0")/../lib/common.sh"
 sl_init
 sl_require_agent_env
 sl_require_cmd bpftool jq
+for h in sl-testprog sl-true; do
+	[ -x "$SL_BUILD/helpers/$h" ] || fail "$h not built (make all)"
+done
 [ -r /proc/self/schedstat ] || skip "kernel without CONFIG_SCHED_INFO: the sched module times waits with the wakeup hooks (no slots)"
 
 sl_agent_start ""
