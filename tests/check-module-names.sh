@@ -8,7 +8,8 @@
 # that file does not exist, the files of src/modules/*.c that define
 # "const struct sl_module_ops sl_<name>_module".
 #
-# A module m's own files (never scanned for m): bpf/<m>.bpf.c,
+# A module m's own files (never scanned for m): bpf/<m>.bpf.c and the parts
+# of it split out as bpf/<m>_*.bpf.h,
 # include/sandlens/<m>.h, src/modules/<m>*.{c,h}, docs/<M>.md (M = m in
 # capitals), tests/**, bench/**, and src/modules/registry.c.
 #
@@ -141,7 +142,8 @@ done
 (cd "$TMP/s" && awk -v modlist="$TMP/modules" '
 function own(m, f,   p) {
 	p = "src/modules/" m
-	return f == "bpf/" m ".bpf.c" || f == "include/sandlens/" m ".h" ||
+	return f == "bpf/" m ".bpf.c" || (substr(f, 1, length(m) + 5) == "bpf/" m "_" && f ~ /\.bpf\.h$/) ||
+	       f == "include/sandlens/" m ".h" ||
 	       (substr(f, 1, length(p)) == p && f ~ /\.[ch]$/) || f == "docs/" toupper(m) ".md" ||
 	       f ~ /^tests\// || f ~ /^bench\// || f == "src/modules/registry.c"
 }

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The sched_info mode keeps each task's switch-out state in a slot of the
-# sched_tasks array (bpf/sched.bpf.c tstate_get): claimed at the task's
+# sched_tasks array (bpf/sched_slots.bpf.h tstate_get): claimed at the task's
 # first switch-out, given back when the task_struct is freed
 # (tp_btf/sched_process_free). A slot never given back would keep naming a
 # dead task's address: the table would fill and a new task at that address
