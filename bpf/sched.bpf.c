@@ -42,7 +42,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "common.bpf.h"
-#include "task_id.bpf.h"
+#include "task_id_btf.bpf.h"
 #include "log2hist.bpf.h"
 #include "sandlens/sched.h"
 #include "sandlens/token_bucket.h"
@@ -566,23 +566,11 @@ int BPF_PROG(sched_switch_si, bool preempt, struct task_struct *prev, struct tas
 SEC("tp_btf/sched_process_free")
 int BPF_PROG(sched_task_free, struct task_struct *t)
 {
-	struct task_slot *a, *b;
-	struct cpu_cur *c;
-	__u32 zero = 0, i, j;
-	__u64 me;
+	__u32 zero = 0;
+	struct cpu_cur *c = bpf_map_lookup_elem(&sched_cur, &zero);
 
-	c = bpf_map_lookup_elem(&sched_cur, &zero);
-	if (!c)
-		return 0;
-	me = task_addr(t, &c->addr_free);
-	i = slot_pair(me);
-	j = i | 1;
-	a = bpf_map_lookup_elem(&sched_tasks, &i);
-	b = bpf_map_lookup_elem(&sched_tasks, &j);
-	if (a && a->owner == me)
-		__sync_val_compare_and_swap(&a->owner, me, 0);
-	else if (b && b->owner == me)
-		__sync_val_compare_and_swap(&b->owner, me, 0);
+	if (c)
+		tstate_put(t, c);
 	return 0;
 }
 

@@ -1,22 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* sched module, kernel half: the sched_delay record (fill_task_id,
- * fill_nb_id, emit_delay). Part of bpf/sched.bpf.c, included there once,
- * after the maps, struct cpu_cur and the rate globals it uses; not a
- * header of its own. Definitions: docs/SCHED.md. */
+/* sched module, kernel half: the sched_delay record (fill_nb_id,
+ * emit_delay; task identities by sl_fill_task_id_btf, task_id_btf.bpf.h).
+ * Part of bpf/sched.bpf.c, included there once, after the maps, struct
+ * cpu_cur and the rate globals it uses; not a header of its own.
+ * Definitions: docs/SCHED.md. */
 #ifndef SANDLENS_BPF_SCHED_DELAY_H
 #define SANDLENS_BPF_SCHED_DELAY_H
-
-/* sl_fill_task_id (task_id.bpf.h) by direct BTF loads: t is a tp_btf
- * argument (trusted), so no probe-read call per field. */
-static __always_inline void fill_task_id(struct sl_task_id *id, struct task_struct *t)
-{
-	id->pid = t->tgid;
-	id->tid = t->pid;
-	id->ppid = t->real_parent->tgid;
-	id->pad0 = 0;
-	sl_task_cgroup_key(t, &id->cgroup_id, &id->cgroup_v1_id);
-	bpf_probe_read_kernel_str(id->comm, sizeof(id->comm), t->comm);
-}
 
 /* The neighbour of a sched_info-mode wait, from this CPU's record c: its
  * pid, tid and cgroup key as recorded at the switch; its comm and parent
@@ -89,9 +78,9 @@ static __always_inline void emit_delay(struct task_struct *victim, struct task_s
 		end_mono = rq_now > arr && now > rq_now - arr ? now - (rq_now - arr) : now;
 	}
 	e->hdr.ts_ns = end_mono;
-	fill_task_id(&e->task, victim);
+	sl_fill_task_id_btf(&e->task, victim);
 	if (nb_task)
-		fill_task_id(&e->neighbour, nb_task);
+		sl_fill_task_id_btf(&e->neighbour, nb_task);
 	else if (cls != SL_SCHED_CLS_UNKNOWN)
 		fill_nb_id(&e->neighbour, c, cpu);
 	else

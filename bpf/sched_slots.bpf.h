@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* sched module, kernel half: the sched_tasks slots that hold each task's
- * switch-out state in the sched_info mode (tstate_get; given back by
- * sched_task_free in sched.bpf.c). Part of bpf/sched.bpf.c, included there
+ * switch-out state in the sched_info mode (tstate_get claims, tstate_put,
+ * from sched_task_free in sched.bpf.c, gives back). Part of bpf/sched.bpf.c, included there
  * once, after struct tstate, struct enq, struct cpu_cur, sched_enq and
  * sched_stats; not a header of its own. Definitions: docs/SCHED.md "Cost". */
 #ifndef SANDLENS_BPF_SCHED_SLOTS_H
@@ -18,8 +18,8 @@
  *
  * Ownership: a slot is claimed (compare-and-swap of the owner word from 0)
  * at a task's first switch-out that finds one of its two slots free, and
- * given back only when the task_struct is freed (sched_process_free, below:
- * so its address cannot name a new task while the slot still holds the old
+ * given back only when the task_struct is freed (tstate_put, from
+ * tp_btf/sched_process_free: so its address cannot name a new task while the slot still holds the old
  * one's state). Only the CPU a task runs on touches its slot's state, and a
  * task is switched out on one CPU at a time, so the state needs no lock. A
  * task that finds both slots owned by others keeps its state in its task
@@ -108,6 +108,22 @@ static __always_inline struct tstate *tstate_get(struct task_struct *t, struct c
 	else
 		__builtin_memset(&own->s, 0, sizeof(own->s));
 	return &own->s;
+}
+
+/* Give back the slot of t, a task_struct about to be freed (c: this CPU's
+ * record, its addr_free word as scratch), if it owns one. */
+static __always_inline void tstate_put(struct task_struct *t, struct cpu_cur *c)
+{
+	struct task_slot *a, *b;
+	__u64 me = task_addr(t, &c->addr_free);
+	__u32 i = slot_pair(me), j = i | 1;
+
+	a = bpf_map_lookup_elem(&sched_tasks, &i);
+	b = bpf_map_lookup_elem(&sched_tasks, &j);
+	if (a && a->owner == me)
+		__sync_val_compare_and_swap(&a->owner, me, 0);
+	else if (b && b->owner == me)
+		__sync_val_compare_and_swap(&b->owner, me, 0);
 }
 
 #endif

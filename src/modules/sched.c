@@ -946,9 +946,10 @@ static int sched_init(struct sl_module *m)
 			snprintf(m->error, sizeof(m->error), "sched_switch could not be attached");
 			return -ENOTSUP;
 		}
-		/* The tasks' state goes to sched_tasks slots (bpf/sched.bpf.c
-		 * bpf/sched_slots.bpf.h tstate_get) only while the hook that gives a freed task's
-		 * slot back is attached; else it stays in task storage. */
+		/* The tasks' state goes to sched_tasks slots
+		 * (bpf/sched_slots.bpf.h) only while the hook that gives a
+		 * freed task's slot back is attached; else it stays in task
+		 * storage. */
 		sl_module_attach(m, s->progs.sched_task_free, &s->links.sched_task_free,
 				 "tp_btf/sched_process_free");
 		if (s->links.sched_task_free)
