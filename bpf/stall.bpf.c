@@ -47,6 +47,12 @@ struct {
 	__type(value, struct sl_stall_hist);
 } stall_hardirq SEC(".maps");
 
+/* The IRQs whose histogram is not empty: bit irq % 64 of word irq / 64, set
+ * at the first handler run and never cleared (the histograms are
+ * cumulative). User space reads only those entries of stall_hardirq
+ * (mmapped .bss: no syscall), not all SL_STALL_MAX_IRQS x CPUs. */
+__u64 irq_seen[SL_STALL_MAX_IRQS / 64];
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SL_STST_MAX);
@@ -204,8 +210,13 @@ int BPF_PROG(stall_irq_exit, int irq, struct irqaction *action, int ret)
 	}
 	k = (__u32)irq;
 	h = bpf_map_lookup_elem(&stall_hardirq, &k);
-	if (h)
+	if (h) {
+		__u32 w = (k >> 6) & (SL_STALL_MAX_IRQS / 64 - 1); /* k < SL_STALL_MAX_IRQS: a no-op the verifier needs */
+		__u64 bit = 1ull << (k & 63);
 		hist_add(h, now - e);
+		if (!(irq_seen[w] & bit)) /* once per IRQ: no atomic after that */
+			__sync_fetch_and_or(&irq_seen[w], bit);
+	}
 	return 0;
 }
 

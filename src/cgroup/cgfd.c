@@ -185,7 +185,8 @@ static char *slurp_fd(int fd, int *err)
 			cap *= 2;
 		}
 		/* pread at 0 first: a kernfs seq file regenerates its text */
-		ssize_t r = pread(fd, buf + len, cap - 1 - len, (off_t)len);
+		size_t want = cap - 1 - len;
+		ssize_t r = pread(fd, buf + len, want, (off_t)len);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -196,6 +197,15 @@ static char *slurp_fd(int fd, int *err)
 		if (r == 0)
 			break;
 		len += (size_t)r;
+		/* A short read is the end: a cgroup file's text is made by one
+		 * ->seq_show into a buffer grown until it holds all of it, then
+		 * copied out (fs/seq_file.c seq_read_iter; single record:
+		 * kernel/cgroup/cgroup.c cgroup_seqfile_start), and a regular
+		 * file (fixture trees) is short only at its end. Reading on to
+		 * see 0 is one more syscall per file and pass (half of the
+		 * collector's reads). */
+		if ((size_t)r < want)
+			break;
 	}
 	buf[len] = '\0';
 	*err = 0;

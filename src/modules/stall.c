@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -473,15 +474,28 @@ static void klog_drain(struct stall_priv *sp)
 
 /* ---------- snapshot ---------- */
 
+/* The names of the IRQs that exist: the numeric entries of
+ * /sys/kernel/irq (kernel/irq/irqdesc.c, one directory per allocated
+ * descriptor), each one's "actions" file (the handlers' names, comma
+ * separated). One directory read instead of an open per possible IRQ. */
 static void irq_names_read(struct stall_priv *sp)
 {
 	char path[64], buf[STALL_IRQ_NAME_LEN];
+	DIR *d = opendir("/sys/kernel/irq");
+	struct dirent *de;
 
-	for (unsigned i = 0; i < SL_STALL_MAX_IRQS; i++) {
+	for (unsigned i = 0; i < SL_STALL_MAX_IRQS; i++)
+		sp->irq_names[i][0] = 0;
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long i = strtoul(de->d_name, &end, 10);
 		int fd;
 		ssize_t n;
-		snprintf(path, sizeof(path), "/sys/kernel/irq/%u/actions", i);
-		sp->irq_names[i][0] = 0;
+		if (!isdigit((unsigned char)de->d_name[0]) || *end || i >= SL_STALL_MAX_IRQS)
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/irq/%lu/actions", i);
 		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -493,6 +507,7 @@ static void irq_names_read(struct stall_priv *sp)
 		buf[strcspn(buf, "\n")] = 0;
 		snprintf(sp->irq_names[i], sizeof(sp->irq_names[i]), "%s", buf);
 	}
+	closedir(d);
 }
 
 struct irq_read {
@@ -531,8 +546,8 @@ static int irq_one(void *ctx, uint32_t i, const void *vals)
 	struct stall_snap_irq *o = &r->s->irqs[r->s->nirq];
 	uint64_t cnt = 0;
 
-	if (i >= SL_STALL_MAX_IRQS)
-		return 0;
+	if (i >= SL_STALL_MAX_IRQS || r->s->nirq >= r->s->irqs_cap)
+		return 0; /* cap: bits set after the count (read next tick) */
 	memset(o, 0, sizeof(*o));
 	for (int c = 0; c < r->nc; c++) {
 		for (unsigned k = 0; k < SL_STALL_SLOTS; k++)
@@ -562,7 +577,11 @@ static struct stall_snap *build_snap(struct stall_priv *sp)
 	s->ncpus = nc;
 	s->softirq = calloc((size_t)nc * SL_STALL_NR_SOFTIRQS, sizeof(*s->softirq));
 	s->stats = calloc((size_t)nc * SL_STST_MAX, sizeof(*s->stats));
-	s->irqs = calloc(SL_STALL_MAX_IRQS, sizeof(*s->irqs));
+	unsigned nseen = 0;
+	for (unsigned w = 0; w < SL_STALL_MAX_IRQS / 64; w++)
+		nseen += (unsigned)__builtin_popcountll(__atomic_load_n(&sp->skel->bss->irq_seen[w], __ATOMIC_RELAXED));
+	s->irqs = calloc(nseen + 1, sizeof(*s->irqs));
+	s->irqs_cap = nseen;
 	s->series = calloc(HASH_COUNT(sp->series) + 1, sizeof(*s->series));
 	if (!s->softirq || !s->stats || !s->irqs || !s->series) {
 		stall_snap_free(&s->base);
@@ -580,8 +599,21 @@ static struct stall_snap *build_snap(struct stall_priv *sp)
 		sl_percpu_array_each(sfd, SL_STST_MAX, sizeof(uint64_t), nc, SL_STST_MAX, stat_one, &r);
 	}
 	{
+		/* only the IRQs that fired (irq_seen, set by stall_irq_exit):
+		 * a few dozen lookups instead of copying SL_STALL_MAX_IRQS x
+		 * CPUs histograms every tick */
 		struct irq_read r = { .sp = sp, .s = s, .nc = nc };
-		sl_percpu_array_each(hfd, SL_STALL_MAX_IRQS, sizeof(struct sl_stall_hist), nc, 128, irq_one, &r);
+		_Static_assert(SL_STALL_MAX_IRQS % 64 == 0, "irq_seen words");
+		_Static_assert(sizeof(struct sl_stall_hist) % 8 == 0, "per-CPU values are 8-byte aligned");
+		for (unsigned w = 0; w < SL_STALL_MAX_IRQS / 64 && sp->hist_buf; w++) {
+			uint64_t bits = __atomic_load_n(&sp->skel->bss->irq_seen[w], __ATOMIC_RELAXED);
+			while (bits) {
+				uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
+				bits &= bits - 1;
+				if (bpf_map_lookup_elem(hfd, &i, sp->hist_buf) == 0)
+					irq_one(&r, i, sp->hist_buf);
+			}
+		}
 	}
 	HASH_ITER(hh, sp->series, se, tmp) {
 		struct stall_snap_series *o = &s->series[s->nseries++];
@@ -697,7 +729,8 @@ static int stall_init(struct sl_module *m)
 		snprintf(m->error, sizeof(m->error), "cannot count possible CPUs");
 		return -EINVAL;
 	}
-	if (!(sp->irq_names = calloc(SL_STALL_MAX_IRQS, sizeof(*sp->irq_names))))
+	if (!(sp->irq_names = calloc(SL_STALL_MAX_IRQS, sizeof(*sp->irq_names))) ||
+	    !(sp->hist_buf = calloc((size_t)sp->ncpus, sizeof(*sp->hist_buf))))
 		return -ENOMEM;
 	s = sp->skel = stall_bpf__open();
 	if (!s) {
@@ -852,6 +885,7 @@ static void stall_destroy(struct sl_module *m)
 	json_decref(sp->rcu_fields);
 	sl_ksyms_shared_put(sp->ksyms);
 	free(sp->irq_names);
+	free(sp->hist_buf);
 	sl_snapref_destroy(&sp->ref);
 	free(sp);
 	m->priv = NULL;

@@ -60,6 +60,7 @@ struct stall_snap {
 	uint64_t *stats;                  /* [ncpus * SL_STST_MAX], cpu-major */
 	unsigned nirq;
 	struct stall_snap_irq *irqs;
+	unsigned irqs_cap; /* entries allocated in irqs */
 	unsigned nseries;
 	struct stall_snap_series *series;
 	uint64_t klog[4];   /* kernel-log events by enum sl_stall_klog_kind - 1 */
@@ -92,6 +93,7 @@ struct stall_priv {
 	uint64_t tick_no;
 	/* irq names (re-read every STALL_IRQ_NAMES_TICKS) */
 	char (*irq_names)[STALL_IRQ_NAME_LEN]; /* [SL_STALL_MAX_IRQS] */
+	struct sl_stall_hist *hist_buf;       /* one IRQ's per-CPU histograms [ncpus] */
 	/* kernel symbols for stacks (loaded at the first stack) */
 	const void *ksyms; /* const struct sl_ksyms * (sl_ksyms_shared_get) */
 	int ksyms_state; /* 0 not loaded, 1 loaded, -1 unreadable/hidden */

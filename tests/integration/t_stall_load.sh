@@ -33,6 +33,12 @@ S0=$(net_rx_sl)
 L0=$(sl_metric sandlens_stall_softirq_latency_seconds_count 'vector="NET_RX"')
 SAMP0=$(sl_metric sandlens_stall_cpu_samples_total)
 T0=$(date +%s.%N)
+# hardirq runs per IRQ, both sides: /proc/interrupts (summed over CPUs)
+# and sandlens' hardirq histogram counts
+irq_kernel() { awk '$1 ~ /^[0-9]+:$/ { s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; sub(/:/, "", $1); print $1, s }' /proc/interrupts; }
+irq_sl() { curl -sf "$SL_API/metrics" | sed -n 's/^sandlens_stall_hardirq_seconds_count{irq="\([0-9]*\)",.*} \([0-9]*\)$/\1 \2/p'; }
+irq_kernel >"$SL_TMP/irqk0"
+irq_sl >"$SL_TMP/irqs0"
 
 PORT=$(sl_free_port)
 iperf3 -s -p "$PORT" -1 >"$SL_TMP/iperf-s.out" 2>&1 &
@@ -45,7 +51,12 @@ B1=$!
 busy &
 B2=$!
 sl_on_exit "kill $B1 $B2"
+# block I/O that bypasses the page cache: completions raise the disk's IRQ
+dd if=/dev/zero of="$SL_TMP/direct" bs=4k count=3000 oflag=direct,dsync status=none 2>/dev/null &
+DD=$!
 iperf3 -c 127.0.0.1 -p "$PORT" -t 8 -P 2 >"$SL_TMP/iperf-c.out" 2>&1 || fail "iperf3 client: $(tail -3 "$SL_TMP/iperf-c.out")"
+wait "$DD" || note "dd oflag=direct failed (no O_DIRECT here?): the hardirq check uses what fired"
+rm -f "$SL_TMP/direct"
 wait "$B1" "$B2"
 note "iperf3: $(grep -E 'sender|receiver' "$SL_TMP/iperf-c.out" | tail -2 | tr -s ' ' | tr '\n' ';')"
 # a tick for the snapshot, then both counts as close together as we can
@@ -55,6 +66,8 @@ K1=$(net_rx_kernel)
 L1=$(sl_metric sandlens_stall_softirq_latency_seconds_count 'vector="NET_RX"')
 SAMP1=$(sl_metric sandlens_stall_cpu_samples_total)
 T1=$(date +%s.%N)
+irq_sl >"$SL_TMP/irqs1"
+irq_kernel >"$SL_TMP/irqk1"
 DS=$((S1 - S0)) DK=$((K1 - K0)) DL=$((L1 - L0))
 note "NET_RX runs over the window: sandlens $DS, /proc/softirqs $DK; latency samples $DL"
 [ "$DK" -gt 1000 ] || fail "the loopback blast raised only $DK NET_RX softirqs (/proc/softirqs)"
@@ -62,6 +75,17 @@ note "NET_RX runs over the window: sandlens $DS, /proc/softirqs $DK; latency sam
 DIFF=$((DS > DK ? DS - DK : DK - DS))
 [ $((DIFF * 10)) -le "$DK" ] || fail "NET_RX runs: sandlens $DS vs /proc/softirqs $DK (off by $DIFF, > 10 %)"
 echo "ok - NET_RX runs within 10 % of /proc/softirqs ($DS vs $DK)"
+# the IRQ that fired most in the window (/proc/interrupts): sandlens counted
+# the same handler runs within 10 % (+ 20 for the reads' few ms apart)
+read -r IRQ IK < <(join "$SL_TMP/irqk0" "$SL_TMP/irqk1" | awk '{print $1, $3 - $2}' | sort -k2,2nr | head -1)
+IS0=$(awk -v i="$IRQ" '$1 == i {print $2}' "$SL_TMP/irqs0")
+IS1=$(awk -v i="$IRQ" '$1 == i {print $2}' "$SL_TMP/irqs1")
+ISD=$((${IS1:-0} - ${IS0:-0}))
+note "busiest IRQ $IRQ ($(cat /sys/kernel/irq/$IRQ/actions 2>/dev/null)): /proc/interrupts +$IK, sandlens +$ISD"
+[ "${IK:-0}" -ge 200 ] || fail "the busiest IRQ fired only ${IK:-0} times in the window (/proc/interrupts)"
+IDIFF=$((ISD > IK ? ISD - IK : IK - ISD))
+[ $((IDIFF * 10)) -le $((IK + 200)) ] || fail "IRQ $IRQ runs: sandlens $ISD vs /proc/interrupts $IK"
+echo "ok - hardirq runs of IRQ $IRQ within 10 % of /proc/interrupts ($ISD vs $IK)"
 
 curl -sf "$SL_API/metrics" >"$SL_TMP/metrics.txt"
 cp "$SL_TMP/metrics.txt" "$SL_LOGDIR/metrics.txt"
@@ -72,6 +96,17 @@ done
 echo "ok - TIMER softirq runs on all $NCPU CPUs"
 grep -q '^sandlens_stall_hardirq_seconds_count{irq="[0-9]*",name="[^"]*"} [1-9]' "$SL_TMP/metrics.txt" ||
 	fail "no hardirq histogram"
+# each hardirq series is named from /sys/kernel/irq/<irq>/actions (read
+# independently here; an IRQ without handlers has an empty name)
+sed -n 's/^sandlens_stall_hardirq_seconds_count{irq="\([0-9]*\)",name="\([^"]*\)"}.*/\1 \2/p' "$SL_TMP/metrics.txt" >"$SL_TMP/irqnames"
+nn=0
+while read -r irq name; do
+	want=$(head -n1 "/sys/kernel/irq/$irq/actions" 2>/dev/null || true)
+	[ "$name" = "$want" ] || fail "irq $irq named '$name', /sys/kernel/irq/$irq/actions says '$want'"
+	[ -n "$name" ] && nn=$((nn + 1))
+done <"$SL_TMP/irqnames"
+[ "$nn" -gt 0 ] || fail "no hardirq series carries a handler name"
+echo "ok - hardirq names equal /sys/kernel/irq/<irq>/actions ($nn named)"
 # +Inf bucket = _count for every histogram series
 awk '
 	/^sandlens_stall_[a-z_]*_bucket\{.*le="\+Inf"\}/ { k = $1; sub(/_bucket\{/, "{", k); sub(/,le="\+Inf"\}/, "}", k); inf[k] = $2 }

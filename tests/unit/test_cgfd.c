@@ -449,6 +449,41 @@ static void host_kernfs(void **s)
 	assert_int_equal(rmdir(d), 0);
 }
 
+/* Whole texts at the read buffer's edges: a file read is one pread while
+ * the text fits, and a text that fills the buffer is read on (4095 bytes
+ * fill the first 4 KiB buffer with its NUL; 4096 and 9000 need more),
+ * through a kept descriptor (second read) as through a fresh one. */
+static void text_at_buffer_edges(void **s)
+{
+	(void)s;
+	static const size_t sizes[] = {0, 1, 4094, 4095, 4096, 4097, 8191, 9000, 70000};
+	struct sl_cgfd_cache *c = sl_cgfd_cache_new(64);
+	char d[256];
+	snprintf(d, sizeof(d), "%s/edges", root);
+	assert_int_equal(mkdir(d, 0755), 0);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k];
+		char *want = malloc(n + 1);
+		assert_non_null(want);
+		for (size_t i = 0; i < n; i++)
+			want[i] = (char)(i % 61 == 60 ? '\n' : 'a' + (char)(i % 26));
+		want[n] = 0;
+		put(d, "memory.stat", want);
+		for (int pass = 0; pass < 2; pass++) {
+			struct sl_cgfd_dir dd;
+			assert_int_equal(sl_cgfd_dir_open(c, d, 0, &dd), 0);
+			char *got = sl_cgfd_read(&dd, 0, "memory.stat");
+			assert_non_null(got);
+			assert_int_equal(strlen(got), n);
+			assert_memory_equal(got, want, n);
+			free(got);
+			assert_int_equal(sl_cgfd_dir_close(&dd), 0);
+		}
+		free(want);
+	}
+	sl_cgfd_cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,6 +494,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(budget_and_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(v1_cached, setup, teardown),
 		cmocka_unit_test_setup_teardown(fifo_and_link, setup, teardown),
+		cmocka_unit_test_setup_teardown(text_at_buffer_edges, setup, teardown),
 		cmocka_unit_test(host_kernfs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
