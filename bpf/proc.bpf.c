@@ -57,8 +57,19 @@ const volatile __u64 rb_wake_bytes = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);
+	__uint(max_entries, 2 << 20); /* proc.ringbuf_size */
 } proc_events SEC(".maps");
+
+/* An exec record is built here, then copied into proc_events with only the
+ * argv bytes it has (bpf_ringbuf_output of offsetof(argv) + argv_len): a
+ * typical command line takes a few hundred bytes of the ring, not the whole
+ * SL_ARGV_BYTES. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sl_exec_event);
+} exec_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -201,21 +212,12 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 		}
 	}
 
-	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
-	if (!e) {
-		sl_stat_inc(&proc_stats, SL_ST_EXEC_RB_FAIL);
-		if (b) /* carry this one and what it carried to the next delivery */
-			sl_bucket_undeliver_rb(b, carried, carried_rb);
-		else
-			sl_stat_inc(&proc_stats, SL_ST_EXEC_RB_LOST);
-		mark_exec_suppressed(p);
+	{
+		__u32 zero = 0;
+		e = bpf_map_lookup_elem(&exec_scratch, &zero);
+	}
+	if (!e)
 		return 0;
-	}
-	{ /* a task that execs again and is delivered sends its exit again */
-		__u32 *f = bpf_task_storage_get(&exec_suppressed, p, 0, 0);
-		if (f)
-			*f = 0;
-	}
 	e->hdr.type = SL_EV_EXEC;
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ts_ns = now;
@@ -239,10 +241,23 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 		len = SL_ARGV_BYTES;
 		e->args_truncated = 1;
 	}
-	e->argv_len = 0;
-	if (len > 0 && bpf_probe_read_user(e->argv, len, (void *)arg_start) == 0)
-		e->argv_len = len;
-	bpf_ringbuf_submit(e, rb_lazy_flags());
+	if (len > 0 && bpf_probe_read_user(e->argv, len, (void *)arg_start) != 0)
+		len = 0;
+	e->argv_len = len;
+	if (bpf_ringbuf_output(&proc_events, e, offsetof(struct sl_exec_event, argv) + len, rb_lazy_flags())) {
+		sl_stat_inc(&proc_stats, SL_ST_EXEC_RB_FAIL);
+		if (b) /* carry this one and what it carried to the next delivery */
+			sl_bucket_undeliver_rb(b, carried, carried_rb);
+		else
+			sl_stat_inc(&proc_stats, SL_ST_EXEC_RB_LOST);
+		mark_exec_suppressed(p);
+		return 0;
+	}
+	{ /* a task that execs again and is delivered sends its exit again */
+		__u32 *f = bpf_task_storage_get(&exec_suppressed, p, 0, 0);
+		if (f)
+			*f = 0;
+	}
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,9 +93,12 @@ json_t *sl_proc_argv_json(const char *argv, size_t len)
 json_t *sl_proc_exec_fields_redact(const struct sl_exec_event *e, size_t size, const char (*pat)[64],
 				   unsigned npat)
 {
-	if (size < sizeof(*e))
+	/* variable length: the record ends after its argv_len argv bytes
+	 * (bpf/proc.bpf.c handle_exec) */
+	if (size < offsetof(struct sl_exec_event, argv) || e->argv_len > SL_ARGV_BYTES ||
+	    e->argv_len > size - offsetof(struct sl_exec_event, argv))
 		return NULL;
-	size_t alen = e->argv_len > SL_ARGV_BYTES ? SL_ARGV_BYTES : e->argv_len;
+	size_t alen = e->argv_len;
 	size_t flen = strnlen(e->filename, SL_FILENAME_BYTES);
 	int redacted = 0;
 	json_t *o = json_object(), *argv = sl_proc_argv_json_redact(e->argv, alen, pat, npat, &redacted);

@@ -56,7 +56,9 @@ json_t *sl_proc_argv_json(const char *argv, size_t len);
 
 /* Exec/exit/signal/oom record -> the type-specific JSON fields (without the
  * common identity fields the pipeline adds). Returns NULL when size does
- * not match the record type. */
+ * not match the record type. An exec record is variable length: it ends
+ * after its argv_len argv bytes (offsetof(argv) + argv_len <= size, and
+ * argv_len <= SL_ARGV_BYTES, else NULL). */
 json_t *sl_proc_exec_fields(const struct sl_exec_event *e, size_t size);
 json_t *sl_proc_exit_fields(const struct sl_exit_event *e, size_t size);
 

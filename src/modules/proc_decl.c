@@ -18,7 +18,7 @@ const struct sl_cfg_key sl_proc_cfg_keys[SL_PROC_NCFG] = {
 	K("exec_burst", SL_CFG_UINT, exec_burst, "100", 1, 1000000, "exec bucket size (events)"),
 	K("exec_buckets", SL_CFG_UINT, exec_buckets, "16384", 64, 1u << 20,
 	  "max (ppid, comm) keys (and (cgroup, comm) exit keys) in the kernel tables"),
-	K("ringbuf_size", SL_CFG_BYTES, ringbuf_size, "4MiB", 4096, 1u << 30,
+	K("ringbuf_size", SL_CFG_BYTES, ringbuf_size, "2MiB", 4096, 1u << 30,
 	  "proc ring buffer bytes, a power of two"),
 	K("fatal_signals_only", SL_CFG_BOOL, fatal_signals_only, "true", 0, 0,
 	  "report only signals whose default action kills the target"),

@@ -52,7 +52,7 @@ static void defaults(void **state)
 	assert_int_equal(c.attribution.negative_ttl_s, 30);
 	assert_int_equal(c.store.max_age_s, 7 * 86400);
 	assert_int_equal(c.store.max_bytes, 1ull << 30);
-	assert_int_equal(PROC(&c)->ringbuf_size, 4u << 20);
+	assert_int_equal(PROC(&c)->ringbuf_size, 2u << 20);
 }
 
 static void full_file(void **state)

@@ -67,10 +67,26 @@ static void exec_fields(void **state)
 	assert_string_equal(json_string_value(json_object_get(o, "filename")), "/bin/true");
 	assert_int_equal(json_array_size(json_object_get(o, "argv")), 2);
 	json_decref(o);
-	/* a short record is refused */
-	assert_null(sl_proc_exec_fields(&e, sizeof(e) - 1));
-	/* an argv_len past the buffer is clamped, not read past */
+	/* variable length: the record ends after its argv bytes */
+	size_t head = offsetof(struct sl_exec_event, argv);
+	o = sl_proc_exec_fields(&e, head + 7);
+	assert_non_null(o);
+	assert_int_equal(json_array_size(json_object_get(o, "argv")), 2);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(o, "argv"), 1)), "x");
+	json_decref(o);
+	/* shorter than its header, or than the argv it claims: refused */
+	assert_null(sl_proc_exec_fields(&e, head - 1));
+	assert_null(sl_proc_exec_fields(&e, head + 6));
+	/* no argv at all: a record of the header alone */
+	e.argv_len = 0;
+	o = sl_proc_exec_fields(&e, head);
+	assert_non_null(o);
+	assert_int_equal(json_array_size(json_object_get(o, "argv")), 0);
+	json_decref(o);
+	/* an argv_len past SL_ARGV_BYTES is malformed, not read past */
 	e.argv_len = 100000;
+	assert_null(sl_proc_exec_fields(&e, sizeof(e)));
+	e.argv_len = SL_ARGV_BYTES;
 	o = sl_proc_exec_fields(&e, sizeof(e));
 	assert_non_null(o);
 	json_decref(o);
