@@ -233,7 +233,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	} else {
 		subj.kind = SL_SUBJ_NETNS;
 		subj.netns_inode = e->netns;
-		ns = e->netns ? net_ns_find(np, e->netns) : NULL;
+		ns = e->netns ? net_ns_lookup(np, e->netns) : NULL;
 		if (ns && ns->is_ct)
 			subj.task = &ns->task;
 	}
@@ -282,7 +282,7 @@ static void key_resolve(struct net_priv *np, struct net_key *ks)
 	memset(&at, 0, sizeof(at));
 	if (ks->k.cgroup_id)
 		sl_module_resolve_cgroup(np->m, ks->k.cgroup_id, 0, &at, NULL);
-	if (at.is_container != SL_YES && ks->k.netns && (ns = net_ns_find(np, ks->k.netns)) && ns->is_ct)
+	if (at.is_container != SL_YES && ks->k.netns && (ns = net_ns_lookup(np, ks->k.netns)) && ns->is_ct)
 		at = ns->at;
 	ks->s = series_get(np, &at);
 	ks->resolved_tick = np->tick_no;

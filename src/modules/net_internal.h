@@ -58,25 +58,31 @@ struct net_nsent {
 	struct sl_task_id task;
 	struct sl_attr at;
 	int is_ct;          /* at names a container */
-	uint64_t seen_tick; /* a task in it was seen at this tick */
+	uint64_t seen_tick; /* a task in it was seen at this /proc scan */
 	struct net_nsfig fig;
 	UT_hash_handle hh;
 };
 
 /* pid -> its netns inode as last read (net_ns.c): a pid's
  * /proc/<pid>/ns/net link is read when the pid first shows up and again
- * every NET_NS_RECHECK_TICKS (a process can move: runc init unshares before
- * it execs the container's process), not every tick for every process. */
+ * every NET_NS_RECHECK_SCANS scans (a process can move: runc init unshares
+ * before it execs the container's process), not every scan for every
+ * process. The "ticks" below count /proc scans. */
 struct net_pident {
 	int pid;            /* hash key */
 	uint32_t ino;       /* 0: unreadable (gone, or not ours to read) */
 	uint64_t seen_tick; /* in /proc at this tick */
-	uint64_t first_tick; /* first seen (read again the next 2 ticks: a
+	uint64_t first_tick; /* first seen (read again the next 2 scans: a
 			      * child between clone and setns(2) is still in
 			      * its parent's netns) */
 	UT_hash_handle hh;
 };
-#define NET_NS_RECHECK_TICKS 10
+/* /proc is scanned every NET_NS_SCAN_TICKS ticks, and at once (at most
+ * once a tick) when an event or key names a netns the map lacks
+ * (net_ns_lookup); a pid's link is read again every NET_NS_RECHECK_SCANS
+ * scans. */
+#define NET_NS_SCAN_TICKS 5
+#define NET_NS_RECHECK_SCANS 2
 
 /* One container's (or the host's) cumulative figures (poll loop). */
 struct net_series {
@@ -141,6 +147,7 @@ struct net_priv {
 
 	/* poll loop */
 	uint64_t tick_no, last_tick_ns;
+	uint64_t ns_scans, ns_scan_tick; /* /proc scans done, tick of the last (net_ns.c) */
 	struct net_key *tcp_keys, *drop_keys;
 	struct net_series *series;
 	unsigned nseries;
@@ -153,14 +160,19 @@ struct net_priv {
 	int ksyms_tried;
 };
 
-/* net_ns.c (poll loop): walk /proc, map every non-host netns to a task of
- * it (preferring one whose cgroup is a container's), drop netns no task is
- * in any more; with read_files, read each mapped netns' netstat, snmp and
- * dev files (and the host's) into its fig. A pid's netns link is read when
- * it is new and every NET_NS_RECHECK_TICKS ticks (struct net_pident). */
+/* net_ns.c (poll loop), each tick: every NET_NS_SCAN_TICKS ticks walk
+ * /proc, map every non-host netns to a task of it (preferring one whose
+ * cgroup is a container's), drop netns no task is in any more; with
+ * read_files, read each mapped container netns' netstat, snmp and dev
+ * files into its fig (every tick). A pid's netns link is read when it is
+ * new and every NET_NS_RECHECK_SCANS scans (struct net_pident). */
 void net_ns_refresh(struct net_priv *np, int read_files, unsigned max_devs);
 /* The entry of netns ino, or NULL. */
 struct net_nsent *net_ns_find(struct net_priv *np, uint32_t ino);
+/* net_ns_find, and when the netns is unknown (not the host's), one /proc
+ * scan first if none ran this tick: a new container's first events find
+ * it. NULL when no task of ours is in it. */
+struct net_nsent *net_ns_lookup(struct net_priv *np, uint32_t ino);
 void net_ns_free_all(struct net_priv *np);
 /* Read the files of netns through /proc/<pid>/net into fig (0, -errno). */
 int net_ns_read_files(int pid, uint32_t ino, struct net_nsfig *fig, unsigned max_devs);

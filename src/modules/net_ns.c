@@ -189,16 +189,20 @@ int net_ns_read_files(int pid, uint32_t ino, struct net_nsfig *fig, unsigned max
 	return 0;
 }
 
-void net_ns_refresh(struct net_priv *np, int read_files, unsigned max_devs)
+/* One pass over /proc: every pid's netns (read when the pid is new, in
+ * the next 2 scans, and every NET_NS_RECHECK_SCANS scans), the netns ->
+ * task map, and what is gone dropped. */
+static void ns_scan(struct net_priv *np)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 	struct net_nsent *e, *tmp;
-	uint64_t tick = np->tick_no;
+	uint64_t tick = ++np->ns_scans;
 
 	struct net_pident *pe, *pt;
-	int recheck = tick % NET_NS_RECHECK_TICKS == 1;
+	int recheck = tick % NET_NS_RECHECK_SCANS == 1;
 
+	np->ns_scan_tick = np->tick_no;
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
@@ -232,7 +236,7 @@ void net_ns_refresh(struct net_priv *np, int read_files, unsigned max_devs)
 			ent_set(np, e, pid);
 		} else if (e->seen_tick != tick && (!e->is_ct || kill(e->pid, 0))) {
 			/* not a container's task yet, or gone: try this one
-			 * (once per netns and tick) */
+			 * (once per netns and scan) */
 			ent_set(np, e, pid);
 		}
 		e->seen_tick = tick;
@@ -248,11 +252,33 @@ void net_ns_refresh(struct net_priv *np, int read_files, unsigned max_devs)
 		if (e->seen_tick != tick) {
 			HASH_DEL(np->ns, e);
 			free(e);
-			continue;
 		}
-		if (read_files && e->is_ct && net_ns_read_files(e->pid, e->ino, &e->fig, max_devs))
+	}
+}
+
+void net_ns_refresh(struct net_priv *np, int read_files, unsigned max_devs)
+{
+	struct net_nsent *e, *tmp;
+
+	if (!np->ns_scans || np->tick_no - np->ns_scan_tick >= NET_NS_SCAN_TICKS)
+		ns_scan(np);
+	if (!read_files)
+		return;
+	HASH_ITER(hh, np->ns, e, tmp) {
+		if (e->is_ct && net_ns_read_files(e->pid, e->ino, &e->fig, max_devs))
 			e->fig.have = 0;
 	}
+}
+
+struct net_nsent *net_ns_lookup(struct net_priv *np, uint32_t ino)
+{
+	struct net_nsent *e = net_ns_find(np, ino);
+
+	if (!e && ino && ino != np->host_netns && np->ns_scan_tick != np->tick_no) {
+		ns_scan(np); /* a netns the last scan did not see: at most once a tick */
+		e = net_ns_find(np, ino);
+	}
+	return e;
 }
 
 void net_ns_free_all(struct net_priv *np)
