@@ -162,7 +162,7 @@ static void walk_hier(struct walk *w, int hier, const char *mount)
 	w->hier = hier;
 	w->mount = mount;
 	w->path[0] = 0;
-	if (sl_cgwalk(mount, &wo, visit, w, &ws) == 0)
+	if (sl_cgwalk_cached(w->o->walk_cache[hier], mount, &wo, visit, w, &ws) == 0)
 		w->cut += sl_cgwalk_cut(&ws);
 }
 

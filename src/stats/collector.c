@@ -38,6 +38,8 @@ struct sl_stats {
 	struct sl_runc_index *runc;
 	struct sl_guest *guest; /* the guest-agent source, NULL = disabled */
 	struct sl_cgfd_cache *fds; /* cgroup descriptors kept across passes (under mu) */
+	struct sl_cgwalk_cache *walks[2]; /* replayed walks, v2 and v1 memory (under mu) */
+	_Atomic uint64_t walks_full, walks_replayed; /* copied after each pass */
 	int own_runc; /* runc made here (no shared one given) */
 	pthread_mutex_t mu; /* held for a whole pass; never taken by readers */
 	pthread_mutex_t rmu; /* one on-demand rendering at a time (sl_stats_prom_get) */
@@ -104,6 +106,10 @@ struct sl_stats *sl_stats_new(const struct sl_stats_config *cfg)
 	/* NULL (out of memory, or a budget of 0) reads by path every pass */
 	size_t max_fds = sl_cgfd_default_max();
 	c->fds = max_fds ? sl_cgfd_cache_new(max_fds) : NULL;
+	/* NULL (out of memory): walk every pass; a real walk at least every
+	 * 12 passes */
+	c->walks[0] = sl_cgwalk_cache_new(12);
+	c->walks[1] = sl_cgwalk_cache_new(12);
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->rmu, NULL);
 	pthread_mutex_init(&c->wmu, NULL);
@@ -134,6 +140,7 @@ int sl_stats_collect_now(struct sl_stats *c)
 		.max_containers = c->cfg.max_containers,
 		.gone_grace_ns = grace,
 		.fd_cache = c->fds,
+		.walk_cache = {c->walks[0], c->walks[1]},
 	};
 
 	pthread_mutex_lock(&c->mu);
@@ -150,6 +157,13 @@ int sl_stats_collect_now(struct sl_stats *c)
 	 * scraped */
 	rcu_assign_pointer(c->cur, s);
 	atomic_fetch_add(&c->passes, 1);
+	{
+		struct sl_cgwalk_cache_stats w0, w1;
+		sl_cgwalk_cache_stats(c->walks[0], &w0);
+		sl_cgwalk_cache_stats(c->walks[1], &w1);
+		atomic_store(&c->walks_full, w0.walks + w1.walks);
+		atomic_store(&c->walks_replayed, w0.replays + w1.replays);
+	}
 	pthread_mutex_unlock(&c->mu);
 	if (prev) {
 		synchronize_rcu(); /* every reader of prev is done */
@@ -244,6 +258,8 @@ void sl_stats_free(struct sl_stats *c)
 		sl_runc_index_free(c->runc);
 	sl_guest_free(c->guest);
 	sl_cgfd_cache_free(c->fds);
+	sl_cgwalk_cache_free(c->walks[0]);
+	sl_cgwalk_cache_free(c->walks[1]);
 	pthread_mutex_destroy(&c->mu);
 	pthread_mutex_destroy(&c->rmu);
 	pthread_mutex_destroy(&c->wmu);
@@ -342,6 +358,13 @@ void sl_stats_write_self_metrics(struct sl_stats *c, struct sl_prom *p)
 	sl_prom_family(p, n, SL_PROM_COUNTER, "Statistics passes by result.");
 	sl_prom_u64(p, n, ok, atomic_load(&c->passes));
 	sl_prom_u64(p, n, failed, atomic_load(&c->failures) + atomic_load(&c->render_failures));
+	n = "sandlens_stats_cgroup_walks_total";
+	const struct sl_prom_label wf[] = {{"kind", "full"}, {NULL, NULL}};
+	const struct sl_prom_label wr[] = {{"kind", "replayed"}, {NULL, NULL}};
+	sl_prom_family(p, n, SL_PROM_COUNTER,
+		       "Cgroup hierarchy walks of the statistics passes: full (every directory opened and listed) or replayed (inotify saw no mkdir/rmdir since the last full walk: its directories are reused; a full walk at least every 12 passes).");
+	sl_prom_u64(p, n, wf, atomic_load(&c->walks_full));
+	sl_prom_u64(p, n, wr, atomic_load(&c->walks_replayed));
 	n = "sandlens_stats_render_duration_seconds";
 	sl_prom_family(p, n, SL_PROM_GAUGE,
 		       "Rendering the last scraped snapshot's Prometheus text and compressing it (gzip level 1), done once per snapshot by its first scrape.");

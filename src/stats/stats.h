@@ -32,6 +32,7 @@
 #include "cgroup/attr.h"
 #include "cgroup/k8s_names.h"
 #include "cgroup/cgstat.h"
+#include "cgroup/cgwalk_cache.h"
 #include "common/gzpart.h"
 
 #define SL_STATS_PATH_LEN 512
@@ -248,6 +249,10 @@ struct sl_stats_build_opts {
 	/* descriptors kept across passes (cgroup/cgfd.h; NULL = open every
 	 * file by path each pass); used only by the pass's thread */
 	struct sl_cgfd_cache *fd_cache;
+	/* walks replayed while inotify sees no mkdir/rmdir in the tree
+	 * (cgroup/cgwalk_cache.h), [0] v2, [1] v1 memory; NULL = walk every
+	 * pass; used only by the pass's thread */
+	struct sl_cgwalk_cache *walk_cache[2];
 };
 
 /* One full pass: walk, read, group, epochs relative to prev (may be NULL),

@@ -10,7 +10,9 @@
 #   2. every limit changed in place: the next passes report the new values
 #      (a kept descriptor's pread at offset 0 reads the current text);
 #   3. 8 cgroups removed and re-created under the same paths with other
-#      limits: the new values are reported, never the removed cgroups'.
+#      limits: the new values are reported, never the removed cgroups';
+#   4. idle passes replay the hierarchy walk (cgwalk_cache.h), and a new
+#      container cgroup is seen at the next pass, through a full walk.
 # sl-san: once (the cache's paths run under ASan in test_cgfd and t_stats_spec)
 source "$(dirname "$0")/../lib/common.sh"
 sl_init
@@ -104,5 +106,33 @@ for ((i = 0; i < N; i += 5)); do
 	mk "${CGS[$i]}" "${WANT[i]}"
 done
 check_all "cgroups re-created under the same paths"
+
+# 4. the walk is replayed while no cgroup is made or removed
+#    (src/cgroup/cgwalk_cache.h), and a new container is seen at the next
+#    pass, not at the next full walk (at least every 12 passes)
+walks() { sl_metric sandlens_stats_cgroup_walks_total "kind=\"$1\""; }
+R0=$(walks replayed)
+sleep 2 # 4 passes, nothing changes
+R1=$(walks replayed)
+[ "$R1" -gt "$R0" ] || fail "no replayed walk over 4 idle passes ($R0 -> $R1)"
+echo "ok - idle passes replay the walk ($R0 -> $R1 replayed)"
+F1=$(walks full)
+NEW=$BASE/$(printf 'fdc1%060x' 0)
+CGS+=("$NEW")
+mk "$NEW" 77
+n=0
+until curl -sf "$SL_API/metrics" | grep -q "^container_spec_memory_limit_bytes{.*id=\"$NEW\".*} $((77 * MIB))$"; do
+	[ $n -lt 100 ] || fail "the new container $NEW never showed up"
+	sleep 0.1
+	n=$((n + 1))
+done
+R2=$(walks replayed)
+F2=$(walks full)
+note "new container seen after $((R2 - R1)) replayed and $((F2 - F1)) full walks"
+[ "$F2" -gt "$F1" ] || fail "the new container was found without a full walk"
+# one pass = a walk of each hierarchy (v2 and, on v1/hybrid hosts, v1
+# memory); at most the pass under way when mkdir ran replays the old tree
+[ $((R2 - R1)) -le 2 ] || fail "the new container took $((R2 - R1)) replayed walks to be seen (mkdir not noticed)"
+echo "ok - a new container is seen at the next pass (inotify on the walked directories)"
 sl_agent_stop || fail "sandlensd exited with status $? on SIGTERM"
 echo "PASS"
