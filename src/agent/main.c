@@ -305,8 +305,10 @@ static void reload(struct sl_agent *a, const char *config_path)
 }
 
 /* The poll loop: ring buffers, the tick timer and the signals in one epoll.
- * The ring buffers are also read when SL_RB_POLL_MS passed without a
- * wake-up (records committed with BPF_RB_NO_WAKEUP, src/agent/module.h). */
+ * The ring buffers are also read when rb_wait ms passed without a wake-up
+ * (records committed with BPF_RB_NO_WAKEUP): SL_RB_POLL_MS after a read
+ * that found records, doubled after each that found none, up to
+ * SL_RB_POLL_MAX_MS (src/agent/module.h). */
 static int poll_loop(struct sl_agent *a, const char *config_path)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC), tfd, sfd;
@@ -338,21 +340,23 @@ static int poll_loop(struct sl_agent *a, const char *config_path)
 	}
 	atomic_store(&a->running, 1);
 	uint64_t rb_read = sl_mono_ns(); /* when the rings were last read */
+	int rb_wait = SL_RB_POLL_MS;     /* ms between timed reads */
 	while (atomic_load(&a->running)) {
 		struct epoll_event evs[4];
-		int n = epoll_wait(ep, evs, 4, a->rb ? SL_RB_POLL_MS : -1);
+		int n = epoll_wait(ep, evs, 4, a->rb ? rb_wait : -1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
 			sl_err(MOD, "epoll_wait: %s", strerror(errno));
 			break;
 		}
-		if (a->rb && sl_mono_ns() - rb_read >= (uint64_t)SL_RB_POLL_MS * 1000000) {
-			/* not woken for SL_RB_POLL_MS: read what was committed without a wake-up */
+		if (a->rb && sl_mono_ns() - rb_read >= (uint64_t)rb_wait * 1000000) {
+			/* not woken for rb_wait: read what was committed without a wake-up */
 			int c = ring_buffer__consume(a->rb);
 			if (c < 0 && c != -EINTR)
 				sl_warn(MOD, "ring buffer consume: %s", strerror(-c));
 			rb_read = sl_mono_ns();
+			rb_wait = c > 0 ? SL_RB_POLL_MS : rb_wait * 2 > SL_RB_POLL_MAX_MS ? SL_RB_POLL_MAX_MS : rb_wait * 2;
 		}
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.u32 == 3) {
@@ -360,6 +364,8 @@ static int poll_loop(struct sl_agent *a, const char *config_path)
 				if (c < 0 && c != -EINTR)
 					sl_warn(MOD, "ring buffer consume: %s", strerror(-c));
 				rb_read = sl_mono_ns();
+				if (c > 0)
+					rb_wait = SL_RB_POLL_MS;
 			} else if (evs[i].data.u32 == 2) {
 				uint64_t exp;
 				if (read(tfd, &exp, sizeof(exp)) == sizeof(exp))

@@ -237,10 +237,14 @@ struct sl_hook_status {
 typedef int (*sl_rb_cb)(void *ctx, void *data, size_t size);
 
 /* The poll loop reads every registered ring buffer at least this often
- * (ms), woken or not: a BPF program may commit a record with
- * BPF_RB_NO_WAKEUP (no irq_work and wake-up in the traced task: a self-IPI,
- * a VM exit on a guest) and it is read within this delay. */
+ * (ms), woken or not, while records keep coming: a BPF program may commit
+ * a record with BPF_RB_NO_WAKEUP (no irq_work and wake-up in the traced
+ * task: a self-IPI, a VM exit on a guest) and it is read within this delay.
+ * Each timed read that finds nothing doubles the delay up to
+ * SL_RB_POLL_MAX_MS (an idle agent wakes about once a second, not ten
+ * times); a read that finds records brings it back to SL_RB_POLL_MS. */
 #define SL_RB_POLL_MS 100
+#define SL_RB_POLL_MAX_MS 1000
 
 struct sl_ringbuf_decl {
 	const char *name; /* the BPF map's name, e.g. "mem_events" */
