@@ -177,7 +177,8 @@ static void symbolize(struct net_priv *np, json_t *o)
 	int lead = 1; /* the BPF program and the tracepoint trampoline come first: left out */
 	json_array_foreach(st, i, v) {
 		uint64_t a = strtoull(json_string_value(v) ? json_string_value(v) : "0", NULL, 16);
-		const struct sl_ksym *s = sl_ksyms_lookup(np->ksyms, a);
+		struct sl_ksym kb;
+		const struct sl_ksym *s = sl_ksyms_lookup(np->ksyms, a, &kb);
 		char b[160];
 		if (!s) {
 			lead = 0;

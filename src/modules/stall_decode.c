@@ -28,7 +28,8 @@ json_t *sl_stall_stack_json(const struct sl_ksyms *ks, const uint64_t *ips, int 
 		n = SL_STALL_STACK_DEPTH;
 	for (int i = 0; i < n; i++) {
 		char s[192];
-		const struct sl_ksym *k = ks ? sl_ksyms_lookup(ks, ips[i]) : NULL;
+		struct sl_ksym kb;
+		const struct sl_ksym *k = ks ? sl_ksyms_lookup(ks, ips[i], &kb) : NULL;
 		if (k && k->module)
 			snprintf(s, sizeof(s), "%s+0x%llx [%s]", k->name, (unsigned long long)(ips[i] - k->addr), k->module);
 		else if (k)

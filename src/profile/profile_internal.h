@@ -103,25 +103,42 @@ const struct sl_map_entry *sl_maps_find(const struct sl_map_entry *v, size_t n, 
 
 /* ---- /proc/kallsyms (symbolize_kallsyms.c) ---- */
 
+/* One kernel text symbol, as a lookup gives it. */
 struct sl_ksym {
 	uint64_t addr;
 	char type;          /* nm-style: t T w W ... */
 	const char *name;   /* into the table's pool */
 	const char *module; /* "[ext4]" -> "ext4"; NULL for vmlinux */
 };
+/* One stored symbol: 16 bytes (the table holds ~120,000 on a 6.x kernel,
+ * half of them __pfx_ padding symbols; 32-byte entries were 1.9 MB more). */
+struct sl_ksym_ent {
+	uint64_t addr;
+	uint32_t name; /* offset of its name in pool_ */
+	uint16_t mod;  /* mods[mod - 1]; 0 = vmlinux */
+	char type;
+	char pad;
+};
 struct sl_ksyms {
-	struct sl_ksym *syms; /* text symbols sorted by addr (stable: file order for ties) */
+	struct sl_ksym_ent *ents; /* text symbols sorted by addr (stable: file order for ties) */
 	size_t n;
-	int hidden;           /* every address was 0 (kptr_restrict) */
+	int hidden;               /* every address was 0 (kptr_restrict) */
+	const char **mods;        /* module names (into pool_), one per run of a module's symbols */
+	size_t nmods;
 	char *pool_;
 };
 /* Parse a kallsyms text buf[len] ("ADDR TYPE NAME [MODULE]" lines; text
  * symbols t/T/w/W kept). 0 / -ENOMEM. */
 int sl_ksyms_parse(const char *buf, size_t len, struct sl_ksyms *ks);
 void sl_ksyms_free(struct sl_ksyms *ks);
-/* Symbol containing addr: the last one whose address <= addr; NULL when
- * hidden or addr is below the first symbol. */
-const struct sl_ksym *sl_ksyms_lookup(const struct sl_ksyms *ks, uint64_t addr);
+/* Symbol containing addr: the last one whose address <= addr, written to
+ * *out (its strings point into the table); returns out, or NULL when hidden
+ * or addr is below the first symbol. */
+const struct sl_ksym *sl_ksyms_lookup(const struct sl_ksyms *ks, uint64_t addr, struct sl_ksym *out);
+/* Symbol i (< ks->n) of the sorted table, written to *out; returns out. */
+const struct sl_ksym *sl_ksyms_at(const struct sl_ksyms *ks, size_t i, struct sl_ksym *out);
+/* Index of the symbol sl_ksyms_lookup finds for addr; ks->n when none. */
+size_t sl_ksyms_index(const struct sl_ksyms *ks, uint64_t addr);
 /* Up to max addresses of symbols named name (one name can be at several
  * addresses: duplicate static functions). Returns how many exist. */
 size_t sl_ksyms_addrs(const struct sl_ksyms *ks, const char *name, uint64_t *addrs, size_t max);

@@ -1028,7 +1028,8 @@ static void load_kallsyms(struct sl_symbolizer *s)
 static int64_t kernel_frame(struct sl_symbolizer *s, struct sl_profile *P, uint64_t ip, int caller)
 {
 	struct sl_frame f = { .address = ip, .module_offset = ip, .flags = SL_FRAME_KERNEL };
-	const struct sl_ksym *k = s->ks_state == 1 ? sl_ksyms_lookup(s->ks, caller ? ip - 1 : ip) : NULL;
+	struct sl_ksym kb;
+	const struct sl_ksym *k = s->ks_state == 1 ? sl_ksyms_lookup(s->ks, caller ? ip - 1 : ip, &kb) : NULL;
 	char mod[80];
 	if (!k) {
 		f.flags |= SL_FRAME_UNKNOWN;

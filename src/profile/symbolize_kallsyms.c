@@ -28,9 +28,9 @@ static int cmp_ksym(const void *a, const void *b)
  * 16 bytes of padding before every function of kernels with
  * CONFIG_FUNCTION_PADDING_ALIGNMENT: about half of the text symbols):
  * "__pfx_X" is kept once and X points into it. NULL when not such a pair. */
-static const char *pfx_pair(const struct sl_ksyms *ks, size_t i)
+static const char *pfx_pair(const struct sl_ksyms *ks, const struct sl_ksym *syms, size_t i)
 {
-	const struct sl_ksym *a = &ks->syms[i], *b = i + 1 < ks->n ? &ks->syms[i + 1] : NULL;
+	const struct sl_ksym *a = &syms[i], *b = i + 1 < ks->n ? &syms[i + 1] : NULL;
 	if (!b || strncmp(a->name, "__pfx_", 6) || strcmp(a->name + 6, b->name))
 		return NULL;
 	if ((a->module == NULL) != (b->module == NULL) || (a->module && strcmp(a->module, b->module)))
@@ -40,20 +40,20 @@ static const char *pfx_pair(const struct sl_ksyms *ks, size_t i)
 
 /* Replace the pool (a copy of the whole file) by one holding only the
  * kept symbols' names (X in "__pfx_X" when they follow each other: one
- * copy) and modules (a module name once per run of symbols), and fit syms
- * to n: /proc/kallsyms is 5-10 MB of text and the table is kept for the
+ * copy) and modules (a module name once per run of symbols):
+ * /proc/kallsyms is 5-10 MB of text and the table is kept for the
  * agent's life (kernel frames of drop stacks and profiles). Without memory
  * for the copy the table stays as it is. */
-static void compact(struct sl_ksyms *ks)
+static void compact(struct sl_ksyms *ks, struct sl_ksym *syms)
 {
 	size_t bytes = 0;
 	const char *pm = NULL;
 
 	for (size_t i = 0; i < ks->n; i++) {
-		if (!(i && pfx_pair(ks, i - 1)))
-			bytes += strlen(ks->syms[i].name) + 1;
-		if (ks->syms[i].module && (!pm || strcmp(pm, ks->syms[i].module))) {
-			pm = ks->syms[i].module;
+		if (!(i && pfx_pair(ks, syms, i - 1)))
+			bytes += strlen(syms[i].name) + 1;
+		if (syms[i].module && (!pm || strcmp(pm, syms[i].module))) {
+			pm = syms[i].module;
 			bytes += strlen(pm) + 1;
 		}
 	}
@@ -62,9 +62,9 @@ static void compact(struct sl_ksyms *ks)
 		return;
 	const char *src_m = NULL, *dst_m = NULL, *pfx_of_next = NULL;
 	for (size_t i = 0; i < ks->n; i++) {
-		struct sl_ksym *k = &ks->syms[i];
+		struct sl_ksym *k = &syms[i];
 		const char *shared = pfx_of_next; /* this one's name inside the previous "__pfx_" name */
-		int pair = pfx_pair(ks, i) != NULL; /* before k->name moves */
+		int pair = pfx_pair(ks, syms, i) != NULL; /* before k->name moves */
 		if (shared) {
 			k->name = shared;
 		} else {
@@ -86,11 +86,40 @@ static void compact(struct sl_ksyms *ks)
 	}
 	free(ks->pool_);
 	ks->pool_ = pool;
-	if (ks->n) {
-		struct sl_ksym *fit = realloc(ks->syms, ks->n * sizeof(*fit));
-		if (fit)
-			ks->syms = fit;
+}
+
+/* The parsed symbols (32 bytes each, pointers into ks->pool_) -> the
+ * stored 16-byte entries and the module list. 0 / -ENOMEM. */
+static int store(struct sl_ksyms *ks, struct sl_ksym *syms)
+{
+	size_t nm = 0;
+	const char *pm = NULL;
+	for (size_t i = 0; i < ks->n; i++)
+		if (syms[i].module && (!pm || strcmp(syms[i].module, pm))) {
+			pm = syms[i].module;
+			nm++;
+		}
+	if (nm > UINT16_MAX - 1)
+		nm = UINT16_MAX - 1; /* more runs than that: the rest show no module */
+	ks->ents = malloc((ks->n ? ks->n : 1) * sizeof(*ks->ents));
+	ks->mods = calloc(nm ? nm : 1, sizeof(*ks->mods));
+	if (!ks->ents || !ks->mods)
+		return -ENOMEM;
+	pm = NULL;
+	for (size_t i = 0; i < ks->n; i++) {
+		const struct sl_ksym *k = &syms[i];
+		uint16_t mod = 0;
+		if (k->module) {
+			if ((!pm || strcmp(k->module, pm)) && ks->nmods < nm) {
+				pm = k->module;
+				ks->mods[ks->nmods++] = pm;
+			}
+			if (pm && !strcmp(k->module, pm))
+				mod = (uint16_t)ks->nmods;
+		}
+		ks->ents[i] = (struct sl_ksym_ent){k->addr, (uint32_t)(k->name - ks->pool_), mod, k->type, 0};
 	}
+	return 0;
 }
 
 int sl_ksyms_parse(const char *buf, size_t len, struct sl_ksyms *ks)
@@ -103,6 +132,7 @@ int sl_ksyms_parse(const char *buf, size_t len, struct sl_ksyms *ks)
 	ks->pool_[len] = 0;
 	size_t cap = 0;
 	int any_nonzero = 0, any = 0;
+	struct sl_ksym *syms = NULL; /* parsed; stored as 16-byte entries at the end */
 	char *p = ks->pool_, *end = ks->pool_ + len;
 	while (p < end) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -145,55 +175,72 @@ int sl_ksyms_parse(const char *buf, size_t len, struct sl_ksyms *ks)
 			continue;
 		if (ks->n == cap) {
 			size_t nc = cap ? cap * 2 : 1024;
-			struct sl_ksym *ns = realloc(ks->syms, nc * sizeof(*ns));
+			struct sl_ksym *ns = realloc(syms, nc * sizeof(*ns));
 			if (!ns) {
+				free(syms);
 				sl_ksyms_free(ks);
 				return -ENOMEM;
 			}
-			ks->syms = ns;
+			syms = ns;
 			cap = nc;
 		}
-		ks->syms[ks->n++] = (struct sl_ksym){ .addr = addr, .type = type, .name = name, .module = mod };
+		syms[ks->n++] = (struct sl_ksym){ .addr = addr, .type = type, .name = name, .module = mod };
 	}
 	ks->hidden = any && !any_nonzero;
 	if (ks->n > 1)
-		qsort(ks->syms, ks->n, sizeof(*ks->syms), cmp_ksym);
-	compact(ks);
-	return 0;
+		qsort(syms, ks->n, sizeof(*syms), cmp_ksym);
+	compact(ks, syms);
+	int rc = store(ks, syms);
+	free(syms);
+	if (rc)
+		sl_ksyms_free(ks);
+	return rc;
 }
 
 void sl_ksyms_free(struct sl_ksyms *ks)
 {
-	free(ks->syms);
+	free(ks->ents);
+	free(ks->mods);
 	free(ks->pool_);
 	memset(ks, 0, sizeof(*ks));
 }
 
-const struct sl_ksym *sl_ksyms_lookup(const struct sl_ksyms *ks, uint64_t addr)
+const struct sl_ksym *sl_ksyms_at(const struct sl_ksyms *ks, size_t i, struct sl_ksym *out)
+{
+	const struct sl_ksym_ent *e = &ks->ents[i];
+	*out = (struct sl_ksym){e->addr, e->type, ks->pool_ + e->name, e->mod ? ks->mods[e->mod - 1] : NULL};
+	return out;
+}
+
+size_t sl_ksyms_index(const struct sl_ksyms *ks, uint64_t addr)
 {
 	if (ks->hidden || !ks->n)
-		return NULL;
+		return ks->n;
 	size_t lo = 0, hi = ks->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (ks->syms[mid].addr <= addr)
+		if (ks->ents[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo)
-		return NULL;
-	return &ks->syms[lo - 1];
+	return lo ? lo - 1 : ks->n;
+}
+
+const struct sl_ksym *sl_ksyms_lookup(const struct sl_ksyms *ks, uint64_t addr, struct sl_ksym *out)
+{
+	size_t i = sl_ksyms_index(ks, addr);
+	return i < ks->n ? sl_ksyms_at(ks, i, out) : NULL;
 }
 
 size_t sl_ksyms_addrs(const struct sl_ksyms *ks, const char *name, uint64_t *addrs, size_t max)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < ks->n; i++) {
-		if (strcmp(ks->syms[i].name, name))
+		if (strcmp(ks->pool_ + ks->ents[i].name, name))
 			continue;
 		if (k < max)
-			addrs[k] = ks->syms[i].addr;
+			addrs[k] = ks->ents[i].addr;
 		k++;
 	}
 	return k;

@@ -38,7 +38,8 @@ static inline uint64_t sl_fuzz_one(const uint8_t *data, size_t len)
 	}
 	struct sl_ksyms ks;
 	if (!sl_ksyms_parse((const char *)data, len, &ks)) {
-		acc += (uint64_t)(sl_ksyms_lookup(&ks, 0xffffffff81000000ull) != NULL);
+		struct sl_ksym kb;
+		acc += (uint64_t)(sl_ksyms_lookup(&ks, 0xffffffff81000000ull, &kb) != NULL);
 		sl_ksyms_free(&ks);
 	}
 	struct sl_jit_sym *j;

@@ -15,6 +15,9 @@
 
 #include "profile/profile_internal.h"
 
+/* sl_ksyms_lookup writes the symbol here */
+static struct sl_ksym kbuf, kbuf2;
+
 static char dir[] = "/tmp/sl-ksyms-XXXXXX";
 
 static void write_file(const char *path, const char *text)
@@ -41,22 +44,22 @@ static void shared(void **state)
 	assert_non_null(a);
 	assert_ptr_equal(a, b); /* one table for both users */
 	assert_int_equal(a->n, 3); /* text symbols only */
-	const struct sl_ksym *k = sl_ksyms_lookup(a, 0xffffffff81000150ull);
+	const struct sl_ksym *k = sl_ksyms_lookup(a, 0xffffffff81000150ull, &kbuf);
 	assert_non_null(k);
 	assert_string_equal(k->name, "do_one");
-	k = sl_ksyms_lookup(b, 0xffffffffc0000010ull);
+	k = sl_ksyms_lookup(b, 0xffffffffc0000010ull, &kbuf);
 	assert_string_equal(k->name, "ext4_thing");
 	assert_string_equal(k->module, "ext4");
 	sl_ksyms_shared_put(a);
 	/* still there for b */
-	assert_string_equal(sl_ksyms_lookup(b, 0xffffffff81000000ull)->name, "_stext");
+	assert_string_equal(sl_ksyms_lookup(b, 0xffffffff81000000ull, &kbuf)->name, "_stext");
 	sl_ksyms_shared_put(b);
 
 	/* freed at the last put: the next get reads the file again */
 	write_file(p, "ffffffff81000000 T _stext\nffffffff81000100 t do_two\n");
 	const struct sl_ksyms *c = sl_ksyms_shared_get(p, NULL);
 	assert_non_null(c);
-	assert_string_equal(sl_ksyms_lookup(c, 0xffffffff81000150ull)->name, "do_two");
+	assert_string_equal(sl_ksyms_lookup(c, 0xffffffff81000150ull, &kbuf)->name, "do_two");
 	sl_ksyms_shared_put(c);
 
 	int st = 0;
@@ -106,7 +109,7 @@ static void pfx_pairs(void **state)
 	assert_int_equal(sl_ksyms_parse(text, sizeof(text) - 1, &ks), 0);
 	assert_int_equal(ks.n, 11);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		const struct sl_ksym *k = sl_ksyms_lookup(&ks, want[i].a);
+		const struct sl_ksym *k = sl_ksyms_lookup(&ks, want[i].a, &kbuf);
 		assert_non_null(k);
 		assert_string_equal(k->name, want[i].name);
 		if (want[i].mod)
@@ -115,8 +118,8 @@ static void pfx_pairs(void **state)
 			assert_null(k->module);
 	}
 	/* the pair shares its bytes: X is inside "__pfx_X" */
-	assert_ptr_equal(sl_ksyms_lookup(&ks, 0xffffffff81001004ull)->name,
-			 sl_ksyms_lookup(&ks, 0xffffffff81000ff4ull)->name + 6);
+	assert_ptr_equal(sl_ksyms_lookup(&ks, 0xffffffff81001004ull, &kbuf)->name,
+			 sl_ksyms_lookup(&ks, 0xffffffff81000ff4ull, &kbuf2)->name + 6);
 	sl_ksyms_free(&ks);
 }
 
@@ -155,10 +158,10 @@ static void real_kallsyms(void **state)
 		char t, name[256], mod[128] = "";
 		if (sscanf(line, "%llx %c %255s [%127[^]]]", &a, &t, name, mod) < 3 || !strchr("tTwW", t))
 			continue;
-		const struct sl_ksym *k = sl_ksyms_lookup(&ks, a);
+		const struct sl_ksym *k = sl_ksyms_lookup(&ks, a, &kbuf);
 		assert_non_null(k);
-		size_t i = (size_t)(k - ks.syms);
-		if ((i > 0 && ks.syms[i - 1].addr == a) || ks.syms[i].addr != a)
+		size_t i = sl_ksyms_index(&ks, a);
+		if ((i > 0 && ks.ents[i - 1].addr == a) || ks.ents[i].addr != a)
 			continue; /* shared address: which name wins is the sort's */
 		assert_string_equal(k->name, name);
 		if (mod[0])

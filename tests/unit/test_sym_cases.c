@@ -21,6 +21,9 @@
 #include "profile/profile_internal.h"
 #include "profile/symbolize_proc.h"
 
+/* sl_ksyms_lookup writes the symbol here */
+static struct sl_ksym kbuf;
+
 static char dir[512];
 
 static uint64_t hexs(const char *s)
@@ -221,8 +224,8 @@ static int run_kallsyms(const char *id, json_t *exp)
 		assert_int_equal(ks.n, json_array_size(syms));
 		for (size_t i = 0; i < ks.n; i++) {
 			json_t *x = json_array_get(syms, i);
-			assert_string_equal(ks.syms[i].name, json_string_value(json_object_get(x, "name")));
-			assert_int_equal(ks.syms[i].type, json_string_value(json_object_get(x, "type"))[0]);
+			assert_string_equal(sl_ksyms_at(&ks, i, &kbuf)->name, json_string_value(json_object_get(x, "name")));
+			assert_int_equal(sl_ksyms_at(&ks, i, &kbuf)->type, json_string_value(json_object_get(x, "type"))[0]);
 		}
 		checks++;
 	}
@@ -233,15 +236,15 @@ static int run_kallsyms(const char *id, json_t *exp)
 		sscanf(json_string_value(pre), "%31s", pfx);
 		int found = 0;
 		for (size_t i = 0; i < ks.n; i++)
-			found |= !strncmp(ks.syms[i].name, pfx, strlen(pfx));
+			found |= !strncmp(sl_ksyms_at(&ks, i, &kbuf)->name, pfx, strlen(pfx));
 		assert_true(found);
 		checks++;
 	}
 	if (json_object_get(exp, "lookup_any_address")) {
 		assert_true(ks.hidden);
-		assert_null(sl_ksyms_lookup(&ks, 0));
-		assert_null(sl_ksyms_lookup(&ks, 0xffffffff81000000ull));
-		assert_null(sl_ksyms_lookup(&ks, UINT64_MAX));
+		assert_null(sl_ksyms_lookup(&ks, 0, &kbuf));
+		assert_null(sl_ksyms_lookup(&ks, 0xffffffff81000000ull, &kbuf));
+		assert_null(sl_ksyms_lookup(&ks, UINT64_MAX, &kbuf));
 		/* through the symbolizer: a placeholder, flagged unknown */
 		struct sl_sym_config cfg = { .kallsyms_path = path };
 		struct sl_symbolizer *s = sl_symbolizer_new(&cfg);
@@ -286,7 +289,7 @@ static int run_kallsyms(const char *id, json_t *exp)
 			json_t *x = json_array_get(lks, i);
 			uint64_t a = hexs(json_string_value(json_object_get(x, "address")));
 			const char *want = json_string_value(json_object_get(x, "symbol"));
-			const struct sl_ksym *k = sl_ksyms_lookup(&ks, a);
+			const struct sl_ksym *k = sl_ksyms_lookup(&ks, a, &kbuf);
 			assert_non_null(k);
 			assert_string_equal(k->name, want);
 			assert_int_equal(a - k->addr, hexs(json_string_value(json_object_get(x, "offset"))));
@@ -403,12 +406,12 @@ static void test_kallsyms_modules_and_types(void **state)
 	assert_int_equal(sl_ksyms_parse(txt, strlen(txt), &ks), 0);
 	assert_false(ks.hidden);
 	assert_int_equal(ks.n, 3); /* data symbol dropped */
-	const struct sl_ksym *k = sl_ksyms_lookup(&ks, 0xffffffff81000150ull);
+	const struct sl_ksym *k = sl_ksyms_lookup(&ks, 0xffffffff81000150ull, &kbuf);
 	assert_string_equal(k->name, "_stext"); /* data is not a text boundary */
-	k = sl_ksyms_lookup(&ks, 0xffffffffc0000010ull);
+	k = sl_ksyms_lookup(&ks, 0xffffffffc0000010ull, &kbuf);
 	assert_string_equal(k->name, "ext4_fn");
 	assert_string_equal(k->module, "ext4");
-	assert_null(sl_ksyms_lookup(&ks, 0xffffffff80000000ull));
+	assert_null(sl_ksyms_lookup(&ks, 0xffffffff80000000ull, &kbuf));
 	sl_ksyms_free(&ks);
 }
 
