@@ -283,10 +283,28 @@ static void key_resolve(struct net_priv *np, struct net_key *ks)
 	memset(&at, 0, sizeof(at));
 	if (ks->k.cgroup_id)
 		sl_module_resolve_cgroup(np->m, ks->k.cgroup_id, 0, &at, NULL);
-	if (at.is_container != SL_YES && ks->k.netns && (ns = net_ns_lookup(np, ks->k.netns)) && ns->is_ct)
+	ks->via_ns = at.is_container != SL_YES && ks->k.netns;
+	if (ks->via_ns && (ns = net_ns_lookup(np, ks->k.netns)) && ns->is_ct)
 		at = ns->at;
+	ks->ns_gen = np->ns_gen;
 	ks->s = series_get(np, &at);
 	ks->resolved_tick = np->tick_no;
+}
+
+/* Before a key's new counts are added: a key attributed through its netns
+ * whose netns entry changed (dropped, or now another task's: the inode
+ * number was given to a new netns) is resolved again, and one whose entry's
+ * task is gone has the map checked first (net_ns_lookup), so that counts of
+ * a new netns that reuses a dead one's inode are not added to the dead
+ * one's container. */
+static void key_fresh(struct net_priv *np, struct net_key *ks)
+{
+	if (!ks->via_ns)
+		return;
+	if (ks->ns_gen == np->ns_gen)
+		net_ns_lookup(np, ks->k.netns); /* rescans when the entry's task is gone */
+	if (ks->ns_gen != np->ns_gen)
+		key_resolve(np, ks);
 }
 
 static struct net_key *key_get(struct net_priv *np, struct net_key **tab, const struct sl_net_key *k)
@@ -342,6 +360,8 @@ static void read_tcp(struct net_priv *np)
 			.rst_recv = dsub(sum.rst_recv, ks->last_tcp.rst_recv),
 		};
 		ks->last_tcp = sum;
+		if (d.retrans_segs || d.retrans_skbs || d.retrans_synack || d.rst_sent || d.rst_recv)
+			key_fresh(np, ks);
 		if (!ks->s) {
 			atomic_fetch_add(&np->not_exported,
 					 d.retrans_segs + d.retrans_synack + d.rst_sent + d.rst_recv);
@@ -376,6 +396,8 @@ static void read_drops(struct net_priv *np)
 		ks->seen_tick = np->tick_no;
 		d = dsub(sum, ks->last_drop);
 		ks->last_drop = sum;
+		if (d)
+			key_fresh(np, ks);
 		if (!ks->s) {
 			atomic_fetch_add(&np->not_exported, d);
 			continue;

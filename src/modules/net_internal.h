@@ -78,10 +78,14 @@ struct net_pident {
 	UT_hash_handle hh;
 };
 /* /proc is scanned every NET_NS_SCAN_TICKS ticks, and at once (at most
- * once a tick) when an event or key names a netns the map lacks
- * (net_ns_lookup); a pid's link is read again every NET_NS_RECHECK_SCANS
- * scans. */
+ * every NET_NS_MISS_SCAN_NS) when an event or key names a netns the map
+ * lacks or whose task is gone (net_ns_lookup); a pid's link is read again
+ * every NET_NS_RECHECK_SCANS scans. */
 #define NET_NS_SCAN_TICKS 5
+/* ... and on a miss at most this often (ns): a new netns' first drop event
+ * finds its container; a netns no task of ours is in cannot make the agent
+ * scan more than 5 times a second */
+#define NET_NS_MISS_SCAN_NS 200000000ull
 #define NET_NS_RECHECK_SCANS 2
 
 /* One container's (or the host's) cumulative figures (poll loop). */
@@ -128,6 +132,11 @@ struct net_key {
 	struct sl_net_tcp last_tcp;
 	uint64_t last_drop;
 	uint64_t seen_tick, resolved_tick;
+	/* attributed through its netns' entry (no container socket cgroup):
+	 * resolved again when the netns map changed since (ns_gen), since a
+	 * netns inode number is reused once the netns is gone */
+	int via_ns;
+	uint64_t ns_gen;
 	UT_hash_handle hh;
 };
 
@@ -148,6 +157,8 @@ struct net_priv {
 	/* poll loop */
 	uint64_t tick_no, last_tick_ns;
 	uint64_t ns_scans, ns_scan_tick; /* /proc scans done, tick of the last (net_ns.c) */
+	uint64_t ns_scan_ns;             /* CLOCK_MONOTONIC of the last scan */
+	uint64_t ns_gen; /* bumped when a netns entry is dropped or points at another task */
 	struct net_key *tcp_keys, *drop_keys;
 	struct net_series *series;
 	unsigned nseries;
@@ -169,9 +180,11 @@ struct net_priv {
 void net_ns_refresh(struct net_priv *np, int read_files, unsigned max_devs);
 /* The entry of netns ino, or NULL. */
 struct net_nsent *net_ns_find(struct net_priv *np, uint32_t ino);
-/* net_ns_find, and when the netns is unknown (not the host's), one /proc
- * scan first if none ran this tick: a new container's first events find
- * it. NULL when no task of ours is in it. */
+/* net_ns_find, and when the netns is unknown (not the host's) or the task
+ * its entry names is gone (the netns may have died and its inode number
+ * been given to a new one), one /proc scan first if none ran in the last
+ * NET_NS_MISS_SCAN_NS: a new container's first events find it. NULL when
+ * no task of ours is in it. */
 struct net_nsent *net_ns_lookup(struct net_priv *np, uint32_t ino);
 void net_ns_free_all(struct net_priv *np);
 /* Read the files of netns through /proc/<pid>/net into fig (0, -errno). */

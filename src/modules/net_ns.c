@@ -203,6 +203,7 @@ static void ns_scan(struct net_priv *np)
 	int recheck = tick % NET_NS_RECHECK_SCANS == 1;
 
 	np->ns_scan_tick = np->tick_no;
+	np->ns_scan_ns = sl_mono_ns();
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
@@ -237,7 +238,10 @@ static void ns_scan(struct net_priv *np)
 		} else if (e->seen_tick != tick && (!e->is_ct || kill(e->pid, 0))) {
 			/* not a container's task yet, or gone: try this one
 			 * (once per netns and scan) */
+			int was_pid = e->pid, was_ct = e->is_ct;
 			ent_set(np, e, pid);
+			if (e->pid != was_pid || e->is_ct != was_ct)
+				np->ns_gen++;
 		}
 		e->seen_tick = tick;
 	}
@@ -252,6 +256,7 @@ static void ns_scan(struct net_priv *np)
 		if (e->seen_tick != tick) {
 			HASH_DEL(np->ns, e);
 			free(e);
+			np->ns_gen++;
 		}
 	}
 }
@@ -274,8 +279,9 @@ struct net_nsent *net_ns_lookup(struct net_priv *np, uint32_t ino)
 {
 	struct net_nsent *e = net_ns_find(np, ino);
 
-	if (!e && ino && ino != np->host_netns && np->ns_scan_tick != np->tick_no) {
-		ns_scan(np); /* a netns the last scan did not see: at most once a tick */
+	if ((!e || kill(e->pid, 0)) && ino && ino != np->host_netns &&
+	    sl_mono_ns() - np->ns_scan_ns >= NET_NS_MISS_SCAN_NS) {
+		ns_scan(np); /* a netns the last scan did not see, or whose task is gone */
 		e = net_ns_find(np, ino);
 	}
 	return e;
