@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define WATCH_MASK                                                                                \
@@ -19,6 +20,7 @@ struct rec {
 	int depth;
 	int ret;      /* what the callback returned when recorded */
 	uint64_t ino;
+	uint64_t nlink; /* st_nlink once watched (2 + subdirectories on cgroupfs); 0 = not known */
 };
 
 struct sl_cgwalk_cache {
@@ -116,7 +118,7 @@ static int record_one(struct recording *r, const struct sl_cgwalk_ent *e, int re
 		return -1;
 	/* the root's name is "" (not inside rel): its offset is rel's end */
 	size_t name = e->depth > 0 ? (size_t)(e->name - e->rel) : strlen(rel);
-	c->v[c->n++] = (struct rec){rel, name, e->depth, ret, e->ino};
+	c->v[c->n++] = (struct rec){rel, name, e->depth, ret, e->ino, 0};
 	return 0;
 }
 
@@ -125,11 +127,41 @@ static int record_fn(const struct sl_cgwalk_ent *e, void *arg)
 	struct recording *r = arg;
 	int ret = r->fn(e, r->arg);
 	/* watched before the walker lists it: a mkdir in it is either listed
-	 * now or queued as an event (the root is watched before the walk) */
+	 * now or queued as an event (the root is watched before the walk).
+	 * The walker decided before this call, from an earlier fstat, whether
+	 * the directory is a leaf (st_nlink 2: not listed); a mkdir between
+	 * that fstat and the watch would be neither listed nor queued, so the
+	 * link count is read again now that the watch is on and checked
+	 * against the children recorded (settled()). */
 	if (!r->failed && (record_one(r, e, ret) ||
 			   (e->depth > 0 && inotify_add_watch(r->c->ifd, e->abs, WATCH_MASK) < 0)))
 		r->failed = 1;
+	struct stat sb;
+	if (!r->failed && e->fd >= 0 && fstat(e->fd, &sb) == 0)
+		r->c->v[r->c->n - 1].nlink = (uint64_t)sb.st_nlink;
 	return ret;
+}
+
+/* Every recorded directory that was descended into and whose link count
+ * (read once watched) says how many subdirectories it has has that many
+ * recorded children. A directory made between the walker's leaf test and
+ * the watch breaks this (and a bound, loop, other filesystem or unreadable
+ * directory that left a child out): the record is not used. Filesystems
+ * whose directories do not count subdirectories (st_nlink < 2) are not
+ * checked (the walker lists them all). */
+static int settled(const struct sl_cgwalk_cache *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct rec *r = &c->v[i];
+		if (r->ret != SL_CGWALK_DESCEND || r->nlink < 2)
+			continue;
+		uint64_t kids = 0;
+		for (size_t j = i + 1; j < c->n && c->v[j].depth > r->depth; j++)
+			kids += c->v[j].depth == r->depth + 1;
+		if (kids != r->nlink - 2)
+			return 0;
+	}
+	return 1;
 }
 
 static int same_opts(const struct sl_cgwalk_opts *a, const struct sl_cgwalk_opts *b)
@@ -158,11 +190,13 @@ static int record(struct sl_cgwalk_cache *c, const char *root, const struct sl_c
 	int rc = sl_cgwalk(root, o, record_fn, &r, &c->st);
 	if (st)
 		*st = c->st;
-	if (rc == 0 && !r.failed && !c->st.stopped) {
+	if (rc == 0 && !r.failed && !c->st.stopped && settled(c)) {
 		c->valid = 1;
 	} else {
 		if (r.failed)
 			c->cs.watch_failures++;
+		else if (rc == 0 && !c->st.stopped)
+			c->cs.unsettled++;
 		drop_record(c);
 	}
 	return rc;

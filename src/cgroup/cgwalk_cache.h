@@ -14,7 +14,10 @@
  *
  * A real walk is made instead when: an event or a queue overflow is queued;
  * a watch could not be added (fs.inotify.max_user_watches reached, or no
- * inotify); full_every walks were replayed in a row (a bound on how long
+ * inotify); the last recording is not settled (a directory's st_nlink, read
+ * once it was watched, does not match its recorded subdirectories: one was
+ * made between the walker's leaf test and the watch, or a bound left one
+ * out); full_every walks were replayed in a row (a bound on how long
  * anything missed could last); the root or the options changed; or at the
  * last replay the callback descended into a directory whose children were
  * not recorded (it had returned SKIP when recorded).
@@ -44,6 +47,9 @@ struct sl_cgwalk_cache_stats {
 	uint64_t replays;        /* walks answered from the record */
 	uint64_t watch_failures; /* recording walks that could not watch every directory */
 	uint64_t events;         /* inotify events that ended a run of replays */
+	uint64_t unsettled;      /* recording walks not used: a directory's subdirectory
+				  * count (st_nlink) and its recorded children differ (made
+				  * during the walk, or left out by a bound) */
 };
 void sl_cgwalk_cache_stats(const struct sl_cgwalk_cache *c, struct sl_cgwalk_cache_stats *out);
 

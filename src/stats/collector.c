@@ -40,6 +40,7 @@ struct sl_stats {
 	struct sl_cgfd_cache *fds; /* cgroup descriptors kept across passes (under mu) */
 	struct sl_cgwalk_cache *walks[2]; /* replayed walks, v2 and v1 memory (under mu) */
 	_Atomic uint64_t walks_full, walks_replayed; /* copied after each pass */
+	_Atomic uint64_t walks_unwatched, walks_unsettled;
 	int own_runc; /* runc made here (no shared one given) */
 	pthread_mutex_t mu; /* held for a whole pass; never taken by readers */
 	pthread_mutex_t rmu; /* one on-demand rendering at a time (sl_stats_prom_get) */
@@ -163,6 +164,8 @@ int sl_stats_collect_now(struct sl_stats *c)
 		sl_cgwalk_cache_stats(c->walks[1], &w1);
 		atomic_store(&c->walks_full, w0.walks + w1.walks);
 		atomic_store(&c->walks_replayed, w0.replays + w1.replays);
+		atomic_store(&c->walks_unwatched, w0.watch_failures + w1.watch_failures);
+		atomic_store(&c->walks_unsettled, w0.unsettled + w1.unsettled);
 	}
 	pthread_mutex_unlock(&c->mu);
 	if (prev) {
@@ -365,6 +368,13 @@ void sl_stats_write_self_metrics(struct sl_stats *c, struct sl_prom *p)
 		       "Cgroup hierarchy walks of the statistics passes: full (every directory opened and listed) or replayed (inotify saw no mkdir/rmdir since the last full walk: its directories are reused; a full walk at least every 12 passes).");
 	sl_prom_u64(p, n, wf, atomic_load(&c->walks_full));
 	sl_prom_u64(p, n, wr, atomic_load(&c->walks_replayed));
+	n = "sandlens_stats_cgroup_walks_unreplayable_total";
+	const struct sl_prom_label uw[] = {{"reason", "watch_failed"}, {NULL, NULL}};
+	const struct sl_prom_label us[] = {{"reason", "unsettled"}, {NULL, NULL}};
+	sl_prom_family(p, n, SL_PROM_COUNTER,
+		       "Full walks whose record cannot be replayed, so the next pass walks again: watch_failed (inotify could not watch every directory: fs.inotify.max_user_watches or max_user_instances), unsettled (a directory's subdirectory count differed from what the walk listed: made during the walk, or cut by a bound).");
+	sl_prom_u64(p, n, uw, atomic_load(&c->walks_unwatched));
+	sl_prom_u64(p, n, us, atomic_load(&c->walks_unsettled));
 	n = "sandlens_stats_render_duration_seconds";
 	sl_prom_family(p, n, SL_PROM_GAUGE,
 		       "Rendering the last scraped snapshot's Prometheus text and compressing it (gzip level 1), done once per snapshot by its first scrape.");

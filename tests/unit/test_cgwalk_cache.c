@@ -4,7 +4,8 @@
  * context), a mkdir or rmdir anywhere in the tree (a leaf included) makes
  * the next call a real walk that sees it, full_every bounds the replays in
  * a row, SKIP on a replay skips the recorded children, a changed root or
- * options walk again; and on the host's cgroupfs (root; skipped otherwise)
+ * options walk again, a directory made between the walker's leaf test and
+ * its watch is not lost (fixture and cgroupfs); and on the host's cgroupfs (root; skipped otherwise)
  * that a mkdir and an rmdir in a cgroup directory reach inotify, which the
  * cache relies on. */
 #include <errno.h>
@@ -213,6 +214,77 @@ static void bounded_and_skip(void **st)
 	assert_int_equal(sl_cgwalk_cached(NULL, root, &opts, cb, &t, NULL), 0); /* no cache: a walk */
 }
 
+/* A directory made inside a leaf after the walker's leaf test (st_nlink 2)
+ * and before its watch (here: by the callback, as a runtime making a
+ * pod's first container right after the pod would): no event, not listed;
+ * the recording is not used and the next call walks and sees it. Also on
+ * the real cgroupfs when writable. */
+struct racer {
+	struct seen s;
+	char dir[256]; /* rel of the leaf to make a child in, once */
+	char mk[320];  /* absolute path to make */
+};
+
+static int race_cb(const struct sl_cgwalk_ent *e, void *arg)
+{
+	struct racer *r = arg;
+	if (r->mk[0] && !strcmp(e->rel, r->dir)) {
+		assert_int_equal(mkdir(r->mk, 0755), 0);
+		r->mk[0] = 0;
+	}
+	return cb(e, &r->s);
+}
+
+static void race_in(const char *top)
+{
+	struct sl_cgwalk_cache *c = sl_cgwalk_cache_new(100);
+	struct sl_cgwalk_cache_stats cs;
+	struct racer r = {0};
+	char p[300];
+	snprintf(p, sizeof(p), "%s/pod", top);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(r.dir, sizeof(r.dir), "/pod");
+	snprintf(r.mk, sizeof(r.mk), "%s/pod/ctr", top);
+	assert_int_equal(sl_cgwalk_cached(c, top, &opts, race_cb, &r, NULL), 0);
+	assert_null(strstr(r.s.text, "/pod/ctr")); /* the walker took /pod for a leaf */
+	sl_cgwalk_cache_stats(c, &cs);
+	assert_int_equal(cs.unsettled, 1);
+	r.s = (struct seen){0};
+	assert_int_equal(sl_cgwalk_cached(c, top, &opts, race_cb, &r, NULL), 0);
+	sl_cgwalk_cache_stats(c, &cs);
+	assert_int_equal(cs.walks, 2); /* not a replay of the stale record */
+	assert_int_equal(cs.replays, 0);
+	assert_non_null(strstr(r.s.text, "2 /pod/ctr ctr "));
+	r.s = (struct seen){0};
+	assert_int_equal(sl_cgwalk_cached(c, top, &opts, race_cb, &r, NULL), 0);
+	sl_cgwalk_cache_stats(c, &cs);
+	assert_int_equal(cs.replays, 1); /* settled now */
+	assert_non_null(strstr(r.s.text, "2 /pod/ctr ctr "));
+	sl_cgwalk_cache_free(c);
+	snprintf(p, sizeof(p), "%s/pod/ctr", top);
+	assert_int_equal(rmdir(p), 0);
+	snprintf(p, sizeof(p), "%s/pod", top);
+	assert_int_equal(rmdir(p), 0);
+}
+
+static void mkdir_before_watch(void **st)
+{
+	(void)st;
+	race_in(root);
+	char top[256];
+	const char *base = access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK) == 0 ? "/sys/fs/cgroup/unified"
+			   : access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0	   ? "/sys/fs/cgroup"
+											   : NULL;
+	if (!base || geteuid() != 0)
+		return; /* the fixture tree above is the test; the cgroupfs run needs root */
+	snprintf(top, sizeof(top), "%s/sl-cgwrace-%d", base, (int)getpid());
+	rmdir(top);
+	if (mkdir(top, 0755) != 0)
+		return;
+	race_in(top);
+	assert_int_equal(rmdir(top), 0);
+}
+
 /* The kernel behaviour the cache relies on, on the real cgroupfs: mkdir and
  * rmdir of a cgroup reach an inotify watch on its parent. */
 static void host_cgroupfs(void **st)
@@ -268,6 +340,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(replay_until_change, setup, teardown),
 		cmocka_unit_test_setup_teardown(bounded_and_skip, setup, teardown),
+		cmocka_unit_test_setup_teardown(mkdir_before_watch, setup, teardown),
 		cmocka_unit_test(host_cgroupfs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
