@@ -50,7 +50,7 @@ int sl_proc_cfg_check(const void *cfg, char *err, size_t errlen)
 /* ---- event kinds ---- */
 
 static const struct sl_field exec_fields[] = {
-	{"filename", SL_FT_STR, 0, "path as passed to execve (first 256 bytes)"},
+	{"filename", SL_FT_STR, 0, "path as passed to execve (its first 255 bytes)"},
 	{"argv", SL_FT_ARRAY, SL_FF_ADMIN, "argument strings (first 1024 bytes, redacted by proc.redact_args)"},
 	{"args_redacted", SL_FT_BOOL, SL_FF_OPTIONAL, "true when some argument was redacted"},
 	{"args_truncated", SL_FT_BOOL, 0, "argv was cut at 1024 bytes"},
