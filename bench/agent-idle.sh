@@ -37,14 +37,7 @@ export SL_START_TIMEOUT=${SL_START_TIMEOUT:-900}
 # production defaults: self-protection on (the test harness turns it off)
 export SL_TEST_PRESSURE=1
 
-HIER=()
-if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
-	HIER=(/sys/fs/cgroup)
-else
-	for h in unified memory cpu cpuacct blkio pids; do
-		[ -d "/sys/fs/cgroup/$h" ] && HIER+=("/sys/fs/cgroup/$h")
-	done
-fi
+mapfile -t HIER < <(sl_cgroup_hierarchies)
 [ ${#HIER[@]} -gt 0 ] || skip "no cgroup hierarchies"
 [ "${HIER[0]}" = /sys/fs/cgroup ] && echo "+memory +cpu +io +pids" >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
 BASE=/kubepods/burstable

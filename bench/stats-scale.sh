@@ -37,14 +37,7 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 R=${R:-200}
 C=${C:-10000}
 
-HIER=()
-if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
-	HIER=(/sys/fs/cgroup)
-else
-	for h in unified memory cpu cpuacct blkio pids; do
-		[ -d "/sys/fs/cgroup/$h" ] && HIER+=("/sys/fs/cgroup/$h")
-	done
-fi
+mapfile -t HIER < <(sl_cgroup_hierarchies)
 [ ${#HIER[@]} -gt 0 ] || skip "no cgroup hierarchies"
 if [ "${HIER[0]}" = /sys/fs/cgroup ]; then
 	# pure v2: the controllers must be enabled down the path

@@ -19,14 +19,7 @@ sl_init
 sl_require_agent_env
 sl_require_cmd unshare nft ip
 
-HIER=()
-if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
-	HIER=(/sys/fs/cgroup)
-else
-	for h in unified memory cpu cpuacct blkio pids; do
-		[ -d "/sys/fs/cgroup/$h" ] && HIER+=("/sys/fs/cgroup/$h")
-	done
-fi
+mapfile -t HIER < <(sl_cgroup_hierarchies)
 [ ${#HIER[@]} -gt 0 ] || skip "no cgroup hierarchies"
 POD=/kubepods/burstable/pod$(cat /proc/sys/kernel/random/uuid)
 IDS=() CGS=()

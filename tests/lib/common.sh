@@ -104,6 +104,20 @@ sl_init() {
 
 sl_require_root() { [ "$(id -u)" = 0 ] || skip "needs root (BPF programs, runc, cgroups)"; }
 sl_require_btf() { [ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF (/sys/kernel/btf/vmlinux missing)"; }
+# The cgroup hierarchies a test container cgroup is made in, one a line:
+# the v2 root on a pure v2 host, else the unified mount and each v1
+# controller hierarchy that is mounted (hybrid hosts).
+sl_cgroup_hierarchies() {
+	local h
+	if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+		echo /sys/fs/cgroup
+		return
+	fi
+	for h in unified memory cpu cpuacct blkio pids; do
+		[ -d "/sys/fs/cgroup/$h" ] && echo "/sys/fs/cgroup/$h"
+	done
+	return 0
+}
 sl_require_cmd() {
 	local c
 	for c in "$@"; do command -v "$c" >/dev/null 2>&1 || skip "'$c' not installed"; done
