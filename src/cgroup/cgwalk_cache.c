@@ -3,7 +3,6 @@
 #include "cgroup/cgwalk_cache.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -22,6 +21,8 @@ struct rec {
 	uint64_t ino;
 	uint64_t nlink; /* st_nlink once watched (2 + subdirectories on cgroupfs); 0 = not known */
 };
+
+static const struct sl_cgwalk_opts no_opts;
 
 struct sl_cgwalk_cache {
 	unsigned full_every, replays_in_row;
@@ -174,7 +175,6 @@ static int record(struct sl_cgwalk_cache *c, const char *root, const struct sl_c
 		  sl_cgwalk_fn fn, void *arg, struct sl_cgwalk_stats *st)
 {
 	struct recording r = {c, fn, arg, 0};
-	static const struct sl_cgwalk_opts none;
 
 	drop_record(c);
 	c->cs.walks++;
@@ -183,7 +183,7 @@ static int record(struct sl_cgwalk_cache *c, const char *root, const struct sl_c
 		free(c->root);
 		c->root = strdup(root);
 	}
-	c->opts = o ? *o : none;
+	c->opts = o ? *o : no_opts;
 	c->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (c->ifd < 0 || !c->root || inotify_add_watch(c->ifd, root, WATCH_MASK & ~IN_DONT_FOLLOW) < 0)
 		r.failed = 1; /* the root may be a configured symlink: followed, as sl_cgwalk does */
@@ -215,14 +215,12 @@ static int replay(struct sl_cgwalk_cache *c, const char *root, sl_cgwalk_fn fn, 
 		rootlen--;
 	char *buf = malloc(SL_CGWALK_PATH_MAX);
 	unsigned char *ctx = o->ctx_size ? calloc((size_t)max_depth + 1, o->ctx_size) : NULL;
-	int *visited = calloc((size_t)max_depth + 2, sizeof(int));
 	int skip_below = -1; /* skip entries deeper than this (fn returned SKIP) */
 	uint64_t dirs = 0;
 
-	if (!buf || !visited || (o->ctx_size && !ctx)) {
+	if (!buf || (o->ctx_size && !ctx)) {
 		free(buf);
 		free(ctx);
-		free(visited);
 		return -ENOMEM;
 	}
 	memcpy(buf, root, rootlen);
@@ -240,14 +238,15 @@ static int replay(struct sl_cgwalk_cache *c, const char *root, sl_cgwalk_fn fn, 
 		unsigned char *me = ctx ? ctx + (size_t)r->depth * o->ctx_size : NULL;
 		if (me)
 			memset(me, 0, o->ctx_size);
-		const void *parent = r->depth > 0 && visited[r->depth - 1] && ctx
+		/* every replayed entry is visited; the root only with visit_root
+		 * (as in sl_cgwalk, its children then have no parent context) */
+		const void *parent = ctx && r->depth > 0 && (r->depth > 1 || o->visit_root)
 					     ? ctx + (size_t)(r->depth - 1) * o->ctx_size
 					     : NULL;
 		struct sl_cgwalk_ent e = {buf, buf + rootlen, buf + rootlen + r->name, r->depth, r->ino, -1,
 					  parent, me};
 		int ret = fn(&e, arg);
 		dirs++;
-		visited[r->depth] = 1;
 		if (ret == SL_CGWALK_STOP)
 			break;
 		if (ret == SL_CGWALK_SKIP)
@@ -261,20 +260,17 @@ static int replay(struct sl_cgwalk_cache *c, const char *root, sl_cgwalk_fn fn, 
 	}
 	free(buf);
 	free(ctx);
-	free(visited);
 	return 0;
 }
 
 int sl_cgwalk_cached(struct sl_cgwalk_cache *c, const char *root, const struct sl_cgwalk_opts *o,
 		     sl_cgwalk_fn fn, void *arg, struct sl_cgwalk_stats *st)
 {
-	static const struct sl_cgwalk_opts none;
-
 	if (!c)
 		return sl_cgwalk(root, o, fn, arg, st);
 	if (!root || !fn)
 		return -EINVAL;
-	if (c->valid && c->root && !strcmp(c->root, root) && same_opts(&c->opts, o ? o : &none) &&
+	if (c->valid && c->root && !strcmp(c->root, root) && same_opts(&c->opts, o ? o : &no_opts) &&
 	    c->replays_in_row < c->full_every) {
 		if (!changed(c))
 			return replay(c, root, fn, arg, st);

@@ -547,7 +547,7 @@ static int irq_one(void *ctx, uint32_t i, const void *vals)
 	uint64_t cnt = 0;
 
 	if (i >= SL_STALL_MAX_IRQS || r->s->nirq >= r->s->irqs_cap)
-		return 0; /* cap: bits set after the count (read next tick) */
+		return 0;
 	memset(o, 0, sizeof(*o));
 	for (int c = 0; c < r->nc; c++) {
 		for (unsigned k = 0; k < SL_STALL_SLOTS; k++)
@@ -577,9 +577,15 @@ static struct stall_snap *build_snap(struct stall_priv *sp)
 	s->ncpus = nc;
 	s->softirq = calloc((size_t)nc * SL_STALL_NR_SOFTIRQS, sizeof(*s->softirq));
 	s->stats = calloc((size_t)nc * SL_STST_MAX, sizeof(*s->stats));
+	/* one copy of the bitmap the BPF side sets (irq_seen): counted here,
+	 * walked below */
+	_Static_assert(SL_STALL_MAX_IRQS % 64 == 0, "irq_seen words");
+	uint64_t seen[SL_STALL_MAX_IRQS / 64];
 	unsigned nseen = 0;
-	for (unsigned w = 0; w < SL_STALL_MAX_IRQS / 64; w++)
-		nseen += (unsigned)__builtin_popcountll(__atomic_load_n(&sp->skel->bss->irq_seen[w], __ATOMIC_RELAXED));
+	for (unsigned w = 0; w < SL_STALL_MAX_IRQS / 64; w++) {
+		seen[w] = __atomic_load_n(&sp->skel->bss->irq_seen[w], __ATOMIC_RELAXED);
+		nseen += (unsigned)__builtin_popcountll(seen[w]);
+	}
 	s->irqs = calloc(nseen + 1, sizeof(*s->irqs));
 	s->irqs_cap = nseen;
 	s->series = calloc(HASH_COUNT(sp->series) + 1, sizeof(*s->series));
@@ -603,10 +609,9 @@ static struct stall_snap *build_snap(struct stall_priv *sp)
 		 * a few dozen lookups instead of copying SL_STALL_MAX_IRQS x
 		 * CPUs histograms every tick */
 		struct irq_read r = { .sp = sp, .s = s, .nc = nc };
-		_Static_assert(SL_STALL_MAX_IRQS % 64 == 0, "irq_seen words");
 		_Static_assert(sizeof(struct sl_stall_hist) % 8 == 0, "per-CPU values are 8-byte aligned");
 		for (unsigned w = 0; w < SL_STALL_MAX_IRQS / 64 && sp->hist_buf; w++) {
-			uint64_t bits = __atomic_load_n(&sp->skel->bss->irq_seen[w], __ATOMIC_RELAXED);
+			uint64_t bits = seen[w];
 			while (bits) {
 				uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
 				bits &= bits - 1;
